@@ -1,0 +1,196 @@
+#include "autodiff/tape.h"
+
+#include <algorithm>
+
+#include "bprop/ops.h"
+
+namespace bprop::autodiff {
+namespace {
+
+// Open levels, oldest first. Level ids are never reused, so a stale entry can never match an open level.
+thread_local std::vector<int> t_active;
+thread_local int t_next_level = 1;
+thread_local uint64_t t_epoch = 0;
+
+const TraceEntry* find_entry(const TensorImpl* impl, int level) {
+  for (const auto& e : impl->trace) {
+    if (e.level == level) return &e;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<Node> new_node(int level, const std::vector<Tensor>& inputs, const Tensor& out) {
+  auto node = std::make_shared<Node>();
+  node->level = level;
+  node->inputs = inputs;
+  // The saved output keeps only the entries of outer levels recorded so far (this loop runs oldest first).
+  Tensor saved = out.detach();
+  saved.impl()->trace = out.impl()->trace;
+  node->out = std::move(saved);
+  node->edges.resize(inputs.size());
+  return node;
+}
+
+template <typename Fill>
+void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, Fill fill) {
+  for (int level : t_active) {
+    std::shared_ptr<Node> node;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) continue;
+      const TraceEntry* e = find_entry(inputs[i].impl(), level);
+      if (!e) continue;
+      if (!node) node = new_node(level, inputs, out);
+      node->edges[i] = e->node;
+    }
+    if (node) {
+      fill(*node);
+      out.impl()->trace.push_back({level, std::move(node)});
+    }
+  }
+}
+
+}  // namespace
+
+std::string Node::name() const {
+  if (op) return op->name;
+  if (is_leaf) return "leaf";
+  return custom_name;
+}
+
+int open_level() {
+  const int id = t_next_level++;
+  t_active.push_back(id);
+  return id;
+}
+
+void close_level(int level) {
+  auto it = std::find(t_active.begin(), t_active.end(), level);
+  if (it != t_active.end()) t_active.erase(it);
+}
+
+bool recording() { return !t_active.empty(); }
+
+SuspendRecording::SuspendRecording() : saved_(std::move(t_active)) { t_active.clear(); }
+SuspendRecording::~SuspendRecording() { t_active = std::move(saved_); }
+
+void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out) {
+  record_at_levels(inputs, out, [&](Node& n) {
+    n.op = &op;
+    n.attrs = attrs;
+  });
+}
+
+void record_custom(const std::string& name, const std::vector<Tensor>& inputs, Tensor& out, const CustomBprop& bprop) {
+  record_at_levels(inputs, out, [&](Node& n) {
+    n.custom = bprop;
+    n.custom_name = name;
+  });
+}
+
+std::shared_ptr<Node> node_at(const Tensor& t, int level) {
+  const TraceEntry* e = find_entry(t.impl(), level);
+  return e ? e->node : nullptr;
+}
+
+Tensor make_leaf(const Tensor& x, int level, std::shared_ptr<Node>& leaf) {
+  leaf = std::make_shared<Node>();
+  leaf->level = level;
+  leaf->is_leaf = true;
+  Tensor alias = x.detach();
+  alias.impl()->trace = x.impl()->trace;
+  alias.impl()->trace.push_back({level, leaf});
+  return alias;
+}
+
+Tensor strip_levels(const Tensor& x, int level) {
+  if (!x.defined()) return x;
+  const auto& trace = x.impl()->trace;
+  if (std::none_of(trace.begin(), trace.end(), [&](const TraceEntry& e) { return e.level >= level; })) return x;
+  Tensor out = x.detach();
+  for (const auto& e : trace) {
+    if (e.level < level) out.impl()->trace.push_back(e);
+  }
+  return out;
+}
+
+namespace {
+
+// Post-order DFS from root over this level's nodes: children before parents.
+std::vector<Node*> topo_order(Node* root, uint64_t epoch) {
+  std::vector<Node*> order;
+  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+  root->epoch = epoch;
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->edges.size()) {
+      Node* child = node->edges[next++].get();
+      if (child && child->epoch != epoch) {
+        child->epoch = epoch;
+        stack.emplace_back(child, 0);
+      }
+      continue;
+    }
+    node->topo_index = static_cast<int64_t>(order.size());
+    order.push_back(node);
+    stack.pop_back();
+  }
+  return order;
+}
+
+// Casts and checks one bprop result against the input it is the gradient of.
+Tensor conform_grad(const Node& node, size_t i, Tensor g) {
+  const Tensor& x = node.inputs[i];
+  if (g.shape() != x.shape()) {
+    throw ShapeError("For '" + node.name() + "', the bprop returned a gradient of shape " + shape_str(g.shape()) +
+                     " for input " + std::to_string(i) + " of shape " + shape_str(x.shape()));
+  }
+  if (g.dtype() != x.dtype()) g = ops::cast(g, x.dtype());
+  return g;
+}
+
+}  // namespace
+
+std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
+                             const std::vector<std::shared_ptr<Node>>& leaves) {
+  std::vector<Tensor> result(leaves.size());
+  std::shared_ptr<Node> root_node = node_at(root, level);
+  if (root_node) {
+    const uint64_t epoch = ++t_epoch;
+    std::vector<Node*> order = topo_order(root_node.get(), epoch);
+    std::vector<Tensor> grads(order.size());
+    grads.back() = sens;
+    std::vector<bool> needs;
+    for (size_t k = order.size(); k-- > 0;) {
+      Node* node = order[k];
+      if (node->is_leaf || !grads[k].defined()) continue;
+      Tensor dout = std::move(grads[k]);
+      needs.assign(node->edges.size(), false);
+      for (size_t i = 0; i < node->edges.size(); ++i) needs[i] = node->edges[i] != nullptr;
+      std::vector<Tensor> dx;
+      if (node->op) {
+        const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
+        dx = node->op->bprop(ctx);
+      } else {
+        dx = node->custom(node->inputs, node->out, dout);
+      }
+      if (dx.size() > node->edges.size()) {
+        throw ValueError("For '" + node->name() + "', the bprop returned " + std::to_string(dx.size()) +
+                         " gradients for " + std::to_string(node->edges.size()) + " inputs");
+      }
+      for (size_t i = 0; i < dx.size(); ++i) {
+        Node* child = node->edges[i].get();
+        if (!child || !dx[i].defined()) continue;
+        Tensor g = conform_grad(*node, i, std::move(dx[i]));
+        Tensor& slot = grads[static_cast<size_t>(child->topo_index)];
+        slot = slot.defined() ? ops::add(slot, g) : std::move(g);
+      }
+    }
+    for (size_t j = 0; j < leaves.size(); ++j) {
+      Node* leaf = leaves[j].get();
+      if (leaf->epoch == epoch) result[j] = std::move(grads[static_cast<size_t>(leaf->topo_index)]);
+    }
+  }
+  return result;
+}
+
+}  // namespace bprop::autodiff

@@ -1,0 +1,68 @@
+// The tape: grad levels, recorded nodes and the backward walk (internal to the core).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bprop/grad.h"
+#include "bprop/registry.h"
+
+namespace bprop::autodiff {
+
+/// One op recorded at one grad level. Single output; `edges[i]` is the node that produced input i at this
+/// level (null when input i is not differentiated here).
+struct Node {
+  int level = 0;
+  const OpDef* op = nullptr;  // null for leaves and custom bprops
+  CustomBprop custom;
+  std::string custom_name;
+  std::vector<Tensor> inputs;
+  Tensor out;  // the output as seen by outer levels (this level's entry removed, so no cycle)
+  Attrs attrs;
+  std::vector<std::shared_ptr<Node>> edges;
+  bool is_leaf = false;
+  // Scratch of one backward walk.
+  uint64_t epoch = 0;
+  int64_t topo_index = -1;
+
+  std::string name() const;
+};
+
+/// Opens a new grad level (recorded from now on) and returns its id.
+int open_level();
+/// Stops recording at `level`; its nodes stay usable for backward walks.
+void close_level(int level);
+/// True while any level is open.
+bool recording();
+
+/// Suspends every open level for its lifetime (construct of a custom-bprop cell, finite differences).
+class SuspendRecording {
+ public:
+  SuspendRecording();
+  ~SuspendRecording();
+  SuspendRecording(const SuspendRecording&) = delete;
+  SuspendRecording& operator=(const SuspendRecording&) = delete;
+
+ private:
+  std::vector<int> saved_;
+};
+
+/// Records `out = op(inputs)` at every open level where an input is differentiated.
+void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out);
+void record_custom(const std::string& name, const std::vector<Tensor>& inputs, Tensor& out, const CustomBprop& bprop);
+
+/// The producer of `t` at `level`, or null.
+std::shared_ptr<Node> node_at(const Tensor& t, int level);
+
+/// A tensor sharing x's storage and outer history, differentiated at `level` as a fresh leaf.
+Tensor make_leaf(const Tensor& x, int level, std::shared_ptr<Node>& leaf);
+/// Same values, with the entries of `level` and above removed (what escapes a grad call).
+Tensor strip_levels(const Tensor& x, int level);
+
+/// Walks level `level` back from `root` with cotangent `sens` and returns the gradient of each leaf
+/// (zeros of the leaf's shape where it does not influence root).
+std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
+                             const std::vector<std::shared_ptr<Node>>& leaves);
+
+}  // namespace bprop::autodiff

@@ -1,0 +1,124 @@
+// The op registry: one OpDef per op holds everything about it (inputs, attributes, shape and dtype rules,
+// kernels per backend, and the bprop), and the dispatcher that runs an op by name or by definition.
+#pragma once
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bprop/attrs.h"
+#include "bprop/tensor.h"
+
+namespace bprop {
+
+struct OpDef;
+
+struct InputSpec {
+  std::string name;
+  bool optional = false;
+};
+
+/// What shape and dtype rules see: the op, its (validated) inputs and normalised attributes.
+struct InferCtx {
+  const OpDef& op;
+  const std::vector<Tensor>& inputs;
+  const Attrs& attrs;
+
+  const Tensor& input(size_t i) const { return inputs[i]; }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
+  /// "For 'op', " — the prefix of every error message.
+  std::string prefix() const;
+  [[noreturn]] void shape_error(const std::string& what) const;
+  [[noreturn]] void dtype_error(const std::string& what) const;
+  [[noreturn]] void value_error(const std::string& what) const;
+};
+
+/// What a kernel sees: inputs, attributes and the output, allocated with the inferred shape and dtype.
+/// A kernel may instead point `out` at an input's storage (reshape-like ops), never at new shapes.
+struct KernelCtx {
+  const OpDef& op;
+  const std::vector<Tensor>& inputs;
+  const Attrs& attrs;
+  const Shape& out_shape;
+  DType out_dtype;
+  Tensor& out;  // allocated unless the op sets allocates_output = false (then the kernel sets it)
+};
+
+/// What a bprop sees, MindSpore's convention: the op's inputs, its output `out`, and the cotangent `dout`.
+struct BpropCtx {
+  const std::vector<Tensor>& inputs;
+  const Tensor& out;
+  const Tensor& dout;
+  const Attrs& attrs;
+  const std::vector<bool>& needs_grad;
+
+  const Tensor& input(size_t i) const { return inputs[i]; }
+  /// True when a gradient for input i is wanted (skip the work otherwise).
+  bool needs(size_t i) const { return i < needs_grad.size() && needs_grad[i]; }
+};
+
+using InferShapeFn = std::function<Shape(const InferCtx&)>;
+using InferDTypeFn = std::function<DType(const InferCtx&)>;
+using KernelFn = std::function<void(KernelCtx&)>;
+/// Returns one gradient per input (undefined where not needed or not differentiable).
+using BpropFn = std::function<std::vector<Tensor>(const BpropCtx&)>;
+
+struct OpDef {
+  std::string name;
+  std::vector<InputSpec> inputs;
+  bool variadic = false;  // one list argument of any length (concat, stack)
+  std::vector<AttrSpec> attrs;
+  InferShapeFn infer_shape;
+  InferDTypeFn infer_dtype;
+  std::array<KernelFn, kNumBackends> kernels{};
+  BpropFn bprop;
+  bool no_grad = false;  // not differentiable: the output carries no gradient
+  bool allocates_output = true;  // false for ops whose kernel returns a view of an input (reshape, identity)
+  std::string family;    // unary, binary, ... (for the coverage matrix)
+
+  /// Convenience for op files: sets the CPU kernel.
+  OpDef& cpu(KernelFn k) {
+    kernels[static_cast<int>(Backend::CPU)] = std::move(k);
+    return *this;
+  }
+};
+
+class Registry {
+ public:
+  /// Adds an op; ValueError if the name is taken or the definition is incomplete.
+  void add(OpDef def);
+  /// The op named `name`; UnknownOpError when there is none.
+  const OpDef& get(const std::string& name) const;
+  const OpDef* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+  /// Adds or replaces the kernel of an existing op for one backend (how a backend plugs in).
+  void set_kernel(const std::string& op, Backend backend, KernelFn kernel);
+
+ private:
+  std::map<std::string, std::unique_ptr<OpDef>> ops_;
+};
+
+/// The process-wide registry holding every built-in op (registered on first use).
+Registry& registry();
+
+/// Runs an op by name: validates inputs and attributes, infers shape and dtype, runs the kernel of the
+/// inputs' backend and records the op for every grad level that differentiates an input.
+Tensor call_op(const std::string& name, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
+Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
+
+/// A primitive defined by the user at run time (the third way to define a backward operator).
+struct PrimitiveDef {
+  std::string name;
+  std::vector<std::string> inputs;  // input names
+  InferShapeFn infer_shape;
+  InferDTypeFn infer_dtype;
+  KernelFn forward;  // CPU kernel
+  /// (inputs..., out, dout) -> one gradient per input; written with ops it differentiates again.
+  std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Tensor& out, const Tensor& dout)>
+      bprop;
+};
+void register_primitive(const PrimitiveDef& def);
+
+}  // namespace bprop

@@ -1,0 +1,24 @@
+// Shapes, broadcasting and axis normalisation.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bprop {
+
+using Shape = std::vector<int64_t>;
+
+int64_t shape_numel(const Shape& s);
+/// "(2, 3)"; a scalar prints as "()".
+std::string shape_str(const Shape& s);
+/// Row-major strides in elements.
+std::vector<int64_t> row_major_strides(const Shape& s);
+
+/// NumPy broadcasting of two shapes; throws ShapeError naming `op`, the arguments and both shapes.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& op,
+                       const char* arg_a = "x", const char* arg_b = "y");
+
+/// Maps a possibly negative axis into [0, rank); throws ShapeError naming `op` when out of range.
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& op, const char* arg = "axis");
+
+}  // namespace bprop

@@ -1,0 +1,136 @@
+// Tensor: a shape, a dtype and a reference-counted contiguous row-major buffer on one backend.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "bprop/dtype.h"
+#include "bprop/errors.h"
+#include "bprop/shape.h"
+
+namespace bprop {
+
+/// Where a tensor's data lives; kernels are registered per backend.
+enum class Backend : uint8_t { CPU = 0, Ascend = 1, Graph = 2 };
+inline constexpr int kNumBackends = 3;
+const char* backend_name(Backend b);
+
+/// A raw buffer. Live storages are counted so bindings can report memory use.
+class Storage {
+ public:
+  Storage(size_t bytes, Backend backend);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Backend backend() const { return backend_; }
+
+ private:
+  void* data_;
+  size_t bytes_;
+  Backend backend_;
+};
+
+struct MemoryStats {
+  int64_t storages;
+  int64_t bytes;
+};
+/// Live storages and their bytes in this process (or WASM heap).
+MemoryStats memory_stats();
+
+namespace autodiff {
+struct Node;
+/// A tensor's membership in one open grad level: the node that produced it there.
+struct TraceEntry {
+  int level;
+  std::shared_ptr<Node> node;
+};
+}  // namespace autodiff
+
+struct TensorImpl {
+  Shape shape;
+  DType dtype = DType::Float32;
+  int64_t numel = 0;
+  std::shared_ptr<Storage> storage;
+  std::vector<autodiff::TraceEntry> trace;  // one entry per grad level this value is differentiated at
+  // Parameter fields (a Parameter is a Tensor whose impl carries a name).
+  std::string name;
+  bool requires_grad = false;
+  bool is_parameter = false;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  /// Uninitialised tensor of shape/dtype on `backend`.
+  static Tensor empty(const Shape& shape, DType dtype, Backend backend = Backend::CPU);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl_->shape; }
+  int64_t dim() const { return static_cast<int64_t>(impl_->shape.size()); }
+  int64_t numel() const { return impl_->numel; }
+  DType dtype() const { return impl_->dtype; }
+  Backend backend() const { return impl_->storage->backend(); }
+  size_t nbytes() const { return static_cast<size_t>(impl_->numel) * dtype_size(impl_->dtype); }
+
+  void* raw_data() { return impl_->storage->data(); }
+  const void* raw_data() const { return impl_->storage->data(); }
+  template <typename T> T* data() { return static_cast<T*>(raw_data()); }
+  template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
+
+  /// Element values converted to T (any dtype to any arithmetic type).
+  template <typename T> std::vector<T> to_vector() const;
+  /// The only element of a one-element tensor, as double; ValueError otherwise.
+  double item() const;
+
+  /// A new tensor sharing this one's storage, with no autodiff history (used by kernels and the tape).
+  Tensor detach() const;
+  /// Same storage, another shape of the same element count (no autodiff: use ops::reshape for that).
+  Tensor view(const Shape& shape) const;
+  /// A copy with its own storage, no autodiff history.
+  Tensor clone() const;
+
+  std::string to_string(int max_elements = 64) const;
+
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool same(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// ---- creation -------------------------------------------------------------------------------------------
+Tensor tensor(const std::vector<double>& data, const Shape& shape, DType dtype = DType::Float32);
+Tensor tensor_i32(const std::vector<int32_t>& data, const Shape& shape);
+Tensor tensor_bool(const std::vector<bool>& data, const Shape& shape);
+/// A 0-d tensor.
+Tensor scalar(double value, DType dtype = DType::Float32);
+Tensor full(const Shape& shape, double value, DType dtype = DType::Float32);
+Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
+Tensor ones(const Shape& shape, DType dtype = DType::Float32);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+/// [start, stop) by step, like numpy.arange.
+Tensor arange(double start, double stop, double step = 1.0, DType dtype = DType::Float32);
+/// `num` evenly spaced points from start to stop inclusive.
+Tensor linspace(double start, double stop, int64_t num, DType dtype = DType::Float32);
+Tensor eye(int64_t n, DType dtype = DType::Float32);
+/// Standard normal / uniform [low, high) from `seed`; the stream is identical on every platform.
+Tensor randn(const Shape& shape, uint64_t seed, DType dtype = DType::Float32);
+Tensor rand(const Shape& shape, uint64_t seed, double low = 0.0, double high = 1.0,
+            DType dtype = DType::Float32);
+
+/// Raw conversion between dtypes (no autodiff); use ops::cast for a differentiable one.
+Tensor convert(const Tensor& t, DType dtype);
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace bprop

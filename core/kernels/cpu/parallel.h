@@ -1,0 +1,15 @@
+// parallel_for: splits [0, n) over the CPU threads natively; runs inline in single-threaded builds (WASM).
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace bprop::cpu {
+
+/// Threads used by large kernels (default: hardware concurrency, 1 under WebAssembly).
+int num_threads();
+void set_num_threads(int n);
+
+/// Calls body(begin, end) over chunks of [0, n); work below `grain` elements runs inline.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
+
+}  // namespace bprop::cpu

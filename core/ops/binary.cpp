@@ -1,0 +1,113 @@
+// Elementwise binary ops with NumPy broadcasting: add sub mul div pow maximum minimum atan2 squared_difference.
+#include <cmath>
+
+#include "ops/op_helpers.h"
+
+namespace bprop {
+namespace {
+
+using namespace opdef;
+
+// Computes f in the output dtype after converting both inputs to it.
+template <typename F>
+KernelFn binary_kernel(F f) {
+  return [f](KernelCtx& c) {
+    const Tensor a = cpu::as_dtype(c.inputs[0], c.out_dtype);
+    const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
+    visit_dtype(c.out_dtype, [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, bool>) {
+        cpu::map_binary(a.data<T>(), a.shape(), b.data<T>(), b.shape(), c.out.data<T>(), c.out_shape,
+                        [&](T x, T y) { return static_cast<T>(f(x, y)); });
+      }
+    });
+  };
+}
+
+DType float_promote(const InferCtx& c) { return to_float(promote_dtype(c)); }
+
+struct BinaryOp {
+  const char* name;
+  InferDTypeFn dtype;
+  KernelFn kernel;
+  BpropFn bprop;
+};
+
+}  // namespace
+
+void register_binary_ops(Registry& r) {
+  const std::vector<BinaryOp> table = {
+      // add: dx = dout, dy = dout (summed to each input's shape)
+      {"add", promote_dtype, binary_kernel([](auto x, auto y) { return x + y; }),
+       [](const BpropCtx& c) { return sum_to_inputs(c, {c.dout, c.dout}); }},
+      // sub: dx = dout, dy = -dout
+      {"sub", promote_dtype, binary_kernel([](auto x, auto y) { return x - y; }),
+       [](const BpropCtx& c) {
+         return sum_to_inputs(c, {c.dout, c.needs(1) ? -c.dout : Tensor()});
+       }},
+      // mul: dx = dout y, dy = dout x
+      {"mul", promote_dtype, binary_kernel([](auto x, auto y) { return x * y; }),
+       [](const BpropCtx& c) {
+         return sum_to_inputs(c, {c.needs(0) ? c.dout * c.input(1) : Tensor(),
+                                  c.needs(1) ? c.dout * c.input(0) : Tensor()});
+       }},
+      // div: dx = dout / y, dy = -dout x / y^2 = -dout out / y
+      {"div", float_promote, binary_kernel([](auto x, auto y) { return x / y; }),
+       [](const BpropCtx& c) {
+         return sum_to_inputs(c, {c.needs(0) ? c.dout / c.input(1) : Tensor(),
+                                  c.needs(1) ? -(c.dout * c.out / c.input(1)) : Tensor()});
+       }},
+      // pow: dx = dout y x^(y-1), dy = dout out log x (0 where x == 0, as PyTorch)
+      {"pow", promote_dtype, binary_kernel([](auto x, auto y) { return std::pow(x, y); }),
+       [](const BpropCtx& c) {
+         const Tensor &x = c.input(0), &y = c.input(1);
+         Tensor dx, dy;
+         if (c.needs(0)) dx = c.dout * y * ops::pow(x, y - 1.0);
+         if (c.needs(1)) {
+           const Tensor zero = ops::equal(x, like(0.0, x));
+           const Tensor safe_x = ops::where(zero, like(1.0, x), x);
+           dy = ops::where(zero, like(0.0, x), c.dout * c.out * ops::log(safe_x));
+         }
+         return sum_to_inputs(c, {dx, dy});
+       }},
+      // maximum: the larger input takes dout; ties split it evenly (as PyTorch)
+      {"maximum", promote_dtype, binary_kernel([](auto x, auto y) { return x > y ? x : y; }),
+       [](const BpropCtx& c) {
+         const Tensor &x = c.input(0), &y = c.input(1);
+         const Tensor wx = mask_as(x > y, c.dout) + mask_as(ops::equal(x, y), c.dout) * 0.5;
+         return sum_to_inputs(c, {c.dout * wx, c.needs(1) ? c.dout * (1.0 - wx) : Tensor()});
+       }},
+      // minimum: the smaller input takes dout; ties split it evenly
+      {"minimum", promote_dtype, binary_kernel([](auto x, auto y) { return x < y ? x : y; }),
+       [](const BpropCtx& c) {
+         const Tensor &x = c.input(0), &y = c.input(1);
+         const Tensor wx = mask_as(x < y, c.dout) + mask_as(ops::equal(x, y), c.dout) * 0.5;
+         return sum_to_inputs(c, {c.dout * wx, c.needs(1) ? c.dout * (1.0 - wx) : Tensor()});
+       }},
+      // atan2(x, y) = angle of (y, x): dx = dout y / (x^2 + y^2), dy = -dout x / (x^2 + y^2)
+      {"atan2", float_promote, binary_kernel([](auto x, auto y) { return std::atan2(x, y); }),
+       [](const BpropCtx& c) {
+         const Tensor &x = c.input(0), &y = c.input(1);
+         const Tensor scale = c.dout / (x * x + y * y);
+         return sum_to_inputs(c, {c.needs(0) ? scale * y : Tensor(), c.needs(1) ? -(scale * x) : Tensor()});
+       }},
+      // squared_difference: (x - y)^2 -> dx = 2 (x - y) dout, dy = -dx
+      {"squared_difference", promote_dtype, binary_kernel([](auto x, auto y) { return (x - y) * (x - y); }),
+       [](const BpropCtx& c) {
+         const Tensor dx = c.dout * (c.input(0) - c.input(1)) * 2.0;
+         return sum_to_inputs(c, {dx, c.needs(1) ? -dx : Tensor()});
+       }},
+  };
+  for (const auto& b : table) {
+    OpDef op;
+    op.name = b.name;
+    op.family = "binary";
+    op.inputs = {{"x"}, {"y"}};
+    op.infer_shape = broadcast_shape;
+    op.infer_dtype = b.dtype;
+    op.cpu(b.kernel);
+    op.bprop = b.bprop;
+    r.add(std::move(op));
+  }
+}
+
+}  // namespace bprop

@@ -1,0 +1,59 @@
+// Graph control: stop_gradient, identity, cast.
+#include <cstring>
+
+#include "ops/op_helpers.h"
+
+namespace bprop {
+namespace {
+
+using namespace opdef;
+
+// A new tensor over the input's storage: no copy.
+void alias_kernel(KernelCtx& c) { c.out = c.inputs[0].detach(); }
+
+}  // namespace
+
+void register_control_ops(Registry& r) {
+  {
+    OpDef op;
+    op.name = "stop_gradient";
+    op.family = "control";
+    op.inputs = {{"x"}};
+    op.infer_shape = same_shape;
+    op.infer_dtype = same_dtype;
+    op.allocates_output = false;
+    op.cpu(alias_kernel);
+    op.no_grad = true;  // the output starts a new history: no gradient flows back through it
+    r.add(std::move(op));
+  }
+  {
+    OpDef op;
+    op.name = "identity";
+    op.family = "control";
+    op.inputs = {{"x"}};
+    op.infer_shape = same_shape;
+    op.infer_dtype = same_dtype;
+    op.allocates_output = false;
+    op.cpu(alias_kernel);
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout}; };  // dx = dout
+    r.add(std::move(op));
+  }
+  {
+    OpDef op;
+    op.name = "cast";
+    op.family = "control";
+    op.inputs = {{"x"}};
+    op.attrs = {{"dtype", AttrKind::DType, std::monostate{}, true}};
+    op.infer_shape = same_shape;
+    op.infer_dtype = [](const InferCtx& c) { return c.attrs.get_dtype("dtype"); };
+    op.cpu([](KernelCtx& c) {
+      const Tensor v = convert(c.inputs[0], c.out_dtype);
+      std::memcpy(c.out.raw_data(), v.raw_data(), c.out.nbytes());
+    });
+    // cast float -> float: dx = dout cast back; casts to int32/bool produce no gradient (never recorded)
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::cast(c.dout, c.input(0).dtype())}; };
+    r.add(std::move(op));
+  }
+}
+
+}  // namespace bprop

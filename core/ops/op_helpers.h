@@ -1,0 +1,40 @@
+// Shape and dtype rules and bprop helpers shared by the op files.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "bprop/ops.h"
+#include "bprop/registry.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace bprop::opdef {
+
+// ---- shape rules ----
+Shape same_shape(const InferCtx& c);       // output shaped like input 0
+Shape broadcast_shape(const InferCtx& c);  // NumPy broadcast of all defined inputs
+
+// ---- dtype rules ----
+DType same_dtype(const InferCtx& c);      // input 0's dtype
+DType float_dtype(const InferCtx& c);     // input 0's dtype made float (int32/bool -> float32)
+DType promote_dtype(const InferCtx& c);   // NumPy promotion of the inputs (bool+bool -> int32 for arithmetic)
+DType numeric_dtype(const InferCtx& c);   // input 0's dtype, bool -> int32
+DType bool_dtype(const InferCtx& c);
+
+/// Fails unless input i is float (for ops that only make sense on floats, e.g. losses).
+void require_float(const InferCtx& c, size_t i);
+/// Fails unless input i is int32 (indices, labels).
+void require_int(const InferCtx& c, size_t i);
+
+/// The axes an "axis" attribute names, normalised to [0, rank), sorted, unique (null = all).
+std::vector<int64_t> reduce_axes(const InferCtx& c, const AttrValue& axis, int64_t rank);
+std::vector<int64_t> reduce_axes(const std::string& op, const AttrValue& axis, int64_t rank);
+
+// ---- bprop helpers ----
+/// One gradient per input, each summed down to its input's shape (undoing broadcasting); undefined kept.
+std::vector<Tensor> sum_to_inputs(const BpropCtx& c, std::vector<Tensor> grads);
+/// A 0-d constant of x's dtype.
+inline Tensor like(double v, const Tensor& x) { return scalar(v, is_float(x.dtype()) ? x.dtype() : DType::Float32); }
+/// A 0/1 float tensor of `mask` in x's dtype.
+inline Tensor mask_as(const Tensor& mask, const Tensor& x) { return ops::cast(mask, x.dtype()); }
+
+}  // namespace bprop::opdef

@@ -1,0 +1,218 @@
+// The typed C++ face of the registry: each function calls its op through the dispatcher (the OpDef is
+// looked up once per function).
+#include <cmath>
+
+#include "bprop/ops.h"
+#include "bprop/registry.h"
+
+namespace bprop {
+namespace {
+
+#define BPROP_OP(name)                                          \
+  static const OpDef& op_def = registry().get(name);            \
+  (void)op_def
+
+Tensor opt(const Tensor& t) { return t; }
+
+}  // namespace
+
+namespace ops {
+
+#define UNARY(fn, name)               \
+  Tensor fn(const Tensor& x) {        \
+    BPROP_OP(name);                   \
+    return call_op(op_def, {x});      \
+  }
+UNARY(neg, "neg")
+UNARY(abs, "abs")
+UNARY(sign, "sign")
+UNARY(exp, "exp")
+UNARY(log, "log")
+UNARY(log1p, "log1p")
+UNARY(expm1, "expm1")
+UNARY(sqrt, "sqrt")
+UNARY(rsqrt, "rsqrt")
+UNARY(square, "square")
+UNARY(reciprocal, "reciprocal")
+UNARY(sin, "sin")
+UNARY(cos, "cos")
+UNARY(tan, "tan")
+UNARY(tanh, "tanh")
+UNARY(sigmoid, "sigmoid")
+UNARY(relu, "relu")
+UNARY(silu, "silu")
+UNARY(softplus, "softplus")
+UNARY(erf, "erf")
+UNARY(floor, "floor")
+UNARY(ceil, "ceil")
+UNARY(round, "round")
+UNARY(stop_gradient, "stop_gradient")
+UNARY(identity, "identity")
+#undef UNARY
+
+Tensor leaky_relu(const Tensor& x, double alpha) { return call_op("leaky_relu", {x}, {{"alpha", alpha}}); }
+Tensor elu(const Tensor& x, double alpha) { return call_op("elu", {x}, {{"alpha", alpha}}); }
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  return call_op("gelu", {x}, {{"approximate", approximate}});
+}
+
+#define BINARY(fn, name)                           \
+  Tensor fn(const Tensor& x, const Tensor& y) {    \
+    BPROP_OP(name);                                \
+    return call_op(op_def, {x, y});                \
+  }
+BINARY(add, "add")
+BINARY(sub, "sub")
+BINARY(mul, "mul")
+BINARY(div, "div")
+BINARY(pow, "pow")
+BINARY(maximum, "maximum")
+BINARY(minimum, "minimum")
+BINARY(atan2, "atan2")
+BINARY(squared_difference, "squared_difference")
+BINARY(equal, "equal")
+BINARY(not_equal, "not_equal")
+BINARY(greater, "greater")
+BINARY(greater_equal, "greater_equal")
+BINARY(less, "less")
+BINARY(less_equal, "less_equal")
+BINARY(matmul, "matmul")
+#undef BINARY
+
+Tensor where(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  BPROP_OP("where");
+  return call_op(op_def, {cond, x, y});
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  Attrs a;
+  a.set("min", min ? AttrValue(*min) : AttrValue());
+  a.set("max", max ? AttrValue(*max) : AttrValue());
+  return call_op("clamp", {x}, a);
+}
+
+#define REDUCE(fn, name)                                                         \
+  Tensor fn(const Tensor& x, Axis axis, bool keepdims) {                         \
+    return call_op(name, {x}, {{"axis", axis.value()}, {"keepdims", keepdims}}); \
+  }
+REDUCE(sum, "sum")
+REDUCE(mean, "mean")
+REDUCE(prod, "prod")
+REDUCE(amax, "amax")
+REDUCE(amin, "amin")
+REDUCE(logsumexp, "logsumexp")
+REDUCE(argmax, "argmax")
+REDUCE(argmin, "argmin")
+#undef REDUCE
+
+Tensor var(const Tensor& x, Axis axis, bool keepdims, int64_t correction) {
+  return call_op("var", {x}, {{"axis", axis.value()}, {"keepdims", keepdims}, {"correction", correction}});
+}
+Tensor stddev(const Tensor& x, Axis axis, bool keepdims, int64_t correction) {
+  return call_op("std", {x}, {{"axis", axis.value()}, {"keepdims", keepdims}, {"correction", correction}});
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape) { return call_op("reshape", {x}, {{"shape", IntList(shape)}}); }
+Tensor transpose(const Tensor& x, const IntList& perm) { return call_op("transpose", {x}, {{"perm", perm}}); }
+Tensor broadcast_to(const Tensor& x, const Shape& shape) {
+  return call_op("broadcast_to", {x}, {{"shape", IntList(shape)}});
+}
+Tensor squeeze(const Tensor& x, Axis axis) { return call_op("squeeze", {x}, {{"axis", axis.value()}}); }
+Tensor expand_dims(const Tensor& x, Axis axis) { return call_op("expand_dims", {x}, {{"axis", axis.value()}}); }
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) { return call_op("concat", xs, {{"axis", axis}}); }
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis) { return call_op("stack", xs, {{"axis", axis}}); }
+Tensor slice(const Tensor& x, const IntList& begin, const IntList& size) {
+  return call_op("slice", {x}, {{"begin", begin}, {"size", size}});
+}
+Tensor strided_slice(const Tensor& x, const IntList& begin, const IntList& end, const IntList& strides) {
+  return call_op("strided_slice", {x}, {{"begin", begin}, {"end", end}, {"strides", strides}});
+}
+Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis) {
+  return call_op("gather", {x, indices}, {{"axis", axis}});
+}
+Tensor pad(const Tensor& x, const IntMatrix& paddings, double value) {
+  return call_op("pad", {x}, {{"paddings", paddings}, {"value", value}});
+}
+Tensor tile(const Tensor& x, const IntList& multiples) { return call_op("tile", {x}, {{"multiples", multiples}}); }
+Tensor flip(const Tensor& x, Axis axis) { return call_op("flip", {x}, {{"axis", axis.value()}}); }
+
+Tensor softmax(const Tensor& x, int64_t axis) { return call_op("softmax", {x}, {{"axis", axis}}); }
+Tensor log_softmax(const Tensor& x, int64_t axis) { return call_op("log_softmax", {x}, {{"axis", axis}}); }
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& weight, const std::string& reduction,
+                     int64_t ignore_index, double label_smoothing) {
+  return call_op("cross_entropy", {logits, labels, opt(weight)},
+                 {{"reduction", reduction}, {"ignore_index", ignore_index}, {"label_smoothing", label_smoothing}});
+}
+Tensor nll_loss(const Tensor& log_probs, const Tensor& labels, const Tensor& weight, const std::string& reduction,
+                int64_t ignore_index) {
+  return call_op("nll_loss", {log_probs, labels, opt(weight)},
+                 {{"reduction", reduction}, {"ignore_index", ignore_index}});
+}
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, const std::string& reduction) {
+  return call_op("binary_cross_entropy_with_logits", {logits, target, opt(weight), opt(pos_weight)},
+                 {{"reduction", reduction}});
+}
+Tensor binary_cross_entropy(const Tensor& probs, const Tensor& target, const Tensor& weight,
+                            const std::string& reduction) {
+  return call_op("binary_cross_entropy", {probs, target, opt(weight)}, {{"reduction", reduction}});
+}
+Tensor mse_loss(const Tensor& x, const Tensor& y, const std::string& reduction) {
+  return call_op("mse_loss", {x, y}, {{"reduction", reduction}});
+}
+Tensor l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction) {
+  return call_op("l1_loss", {x, y}, {{"reduction", reduction}});
+}
+Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction, double beta) {
+  return call_op("smooth_l1_loss", {x, y}, {{"reduction", reduction}, {"beta", beta}});
+}
+
+Tensor cast(const Tensor& x, DType dtype) {
+  if (x.dtype() == dtype) return x;
+  return call_op("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  const int64_t lead = x.dim() - static_cast<int64_t>(shape.size());
+  if (lead < 0) {
+    throw ShapeError("sum_to: cannot sum " + shape_str(x.shape()) + " down to the larger rank of " + shape_str(shape));
+  }
+  IntList axes;
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    if (i < lead) axes.push_back(i);
+    else if (shape[static_cast<size_t>(i - lead)] == 1 && x.shape()[static_cast<size_t>(i)] != 1) axes.push_back(i);
+    else if (shape[static_cast<size_t>(i - lead)] != x.shape()[static_cast<size_t>(i)]) {
+      throw ShapeError("sum_to: " + shape_str(x.shape()) + " does not broadcast to " + shape_str(shape));
+    }
+  }
+  Tensor s = axes.empty() ? x : sum(x, axes, true);
+  return s.shape() == shape ? s : reshape(s, shape);
+}
+
+}  // namespace ops
+
+Tensor scalar_like(double v, const Tensor& like) {
+  if (is_float(like.dtype())) return scalar(v, like.dtype());
+  return scalar(v, std::floor(v) == v ? DType::Int32 : DType::Float32);
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return ops::sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return ops::mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return ops::div(a, b); }
+Tensor operator-(const Tensor& a) { return ops::neg(a); }
+Tensor operator+(const Tensor& a, double b) { return ops::add(a, scalar_like(b, a)); }
+Tensor operator-(const Tensor& a, double b) { return ops::sub(a, scalar_like(b, a)); }
+Tensor operator*(const Tensor& a, double b) { return ops::mul(a, scalar_like(b, a)); }
+Tensor operator/(const Tensor& a, double b) { return ops::div(a, scalar_like(b, a)); }
+Tensor operator+(double a, const Tensor& b) { return ops::add(scalar_like(a, b), b); }
+Tensor operator-(double a, const Tensor& b) { return ops::sub(scalar_like(a, b), b); }
+Tensor operator*(double a, const Tensor& b) { return ops::mul(scalar_like(a, b), b); }
+Tensor operator/(double a, const Tensor& b) { return ops::div(scalar_like(a, b), b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return ops::greater(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return ops::less(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ops::greater_equal(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return ops::less_equal(a, b); }
+
+}  // namespace bprop

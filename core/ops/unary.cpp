@@ -1,0 +1,188 @@
+// Elementwise unary ops: neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tan tanh
+// sigmoid relu silu softplus erf floor ceil round leaky_relu elu gelu.
+#include <cmath>
+
+#include "ops/op_helpers.h"
+
+namespace bprop {
+namespace {
+
+using namespace opdef;
+using ops::cast;
+
+constexpr double kSqrt2 = 1.41421356237309504880;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+constexpr double kGeluK = 0.79788456080286535588;  // sqrt(2 / pi)
+constexpr double kGeluC = 0.044715;
+
+// A kernel computing f in the output's dtype (inputs converted first: int32 -> float32 for float ops).
+// `make(attrs)` returns the scalar function, so attributes are read once per call, not per element.
+template <typename Make>
+KernelFn map_kernel_with(Make make) {
+  return [make](KernelCtx& c) {
+    const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
+    const auto f = make(c.attrs);
+    visit_dtype(c.out_dtype, [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, bool>) {
+        cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return static_cast<T>(f(v)); });
+      }
+    });
+  };
+}
+template <typename F>
+KernelFn map_kernel(F f) {
+  return map_kernel_with([f](const Attrs&) { return f; });
+}
+
+template <typename T>
+T sigmoid_of(T v) {
+  return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
+}
+
+struct UnaryOp {
+  const char* name;
+  InferDTypeFn dtype;  // float_dtype or numeric_dtype
+  KernelFn kernel;
+  BpropFn bprop;  // empty = no grad
+  std::vector<AttrSpec> attrs = {};
+};
+
+// Bprop of y = f(x) from a pointwise derivative: dx = dout * f'(x, out).
+template <typename D>
+BpropFn chain(D deriv) {
+  return [deriv](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout * deriv(c.input(0), c.out, c)}; };
+}
+
+}  // namespace
+
+void register_unary_ops(Registry& r) {
+  const std::vector<UnaryOp> table = {
+      // neg: d(-x) = -dout
+      {"neg", numeric_dtype, map_kernel([](auto v) { return -v; }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {-c.dout}; }},
+      // abs: d|x| = sign(x) dout
+      {"abs", numeric_dtype, map_kernel([](auto v) { return v < 0 ? -v : v; }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sign(x); })},
+      // sign: zero gradient everywhere (it is piecewise constant)
+      {"sign", numeric_dtype, map_kernel([](auto v) { return (v > 0) - (v < 0); }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::mul(c.dout, like(0.0, c.dout))}; }},
+      // exp: d e^x = e^x dout = out dout
+      {"exp", float_dtype, map_kernel([](auto v) { return std::exp(v); }),
+       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out; })},
+      // log: d log x = dout / x
+      {"log", float_dtype, map_kernel([](auto v) { return std::log(v); }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / c.input(0)}; }},
+      // log1p: dout / (1 + x)
+      {"log1p", float_dtype, map_kernel([](auto v) { return std::log1p(v); }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / (c.input(0) + 1.0)}; }},
+      // expm1: d(e^x - 1) = e^x = out + 1
+      {"expm1", float_dtype, map_kernel([](auto v) { return std::expm1(v); }),
+       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out + 1.0; })},
+      // sqrt: dout / (2 sqrt x)
+      {"sqrt", float_dtype, map_kernel([](auto v) { return std::sqrt(v); }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / (c.out * 2.0)}; }},
+      // rsqrt: d x^-1/2 = -1/2 x^-3/2 = -0.5 out / x
+      {"rsqrt", float_dtype, map_kernel([](auto v) { return decltype(v)(1) / std::sqrt(v); }),
+       chain([](const Tensor& x, const Tensor& out, const BpropCtx&) { return out * -0.5 / x; })},
+      // square: 2 x dout
+      {"square", numeric_dtype, map_kernel([](auto v) { return v * v; }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return x * 2.0; })},
+      // reciprocal: d(1/x) = -1/x^2 = -out^2
+      {"reciprocal", float_dtype, map_kernel([](auto v) { return decltype(v)(1) / v; }),
+       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return -(out * out); })},
+      // sin: cos x dout
+      {"sin", float_dtype, map_kernel([](auto v) { return std::sin(v); }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::cos(x); })},
+      // cos: -sin x dout
+      {"cos", float_dtype, map_kernel([](auto v) { return std::cos(v); }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return -ops::sin(x); })},
+      // tan: (1 + tan^2 x) dout
+      {"tan", float_dtype, map_kernel([](auto v) { return std::tan(v); }),
+       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * out + 1.0; })},
+      // tanh: (1 - out^2) dout
+      {"tanh", float_dtype, map_kernel([](auto v) { return std::tanh(v); }),
+       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return 1.0 - out * out; })},
+      // sigmoid: out (1 - out) dout
+      {"sigmoid", float_dtype, map_kernel([](auto v) { return sigmoid_of(v); }),
+       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * (1.0 - out); })},
+      // relu: dout where x > 0
+      {"relu", numeric_dtype, map_kernel([](auto v) { return v > 0 ? v : decltype(v)(0); }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return mask_as(x > like(0.0, x), x); })},
+      // silu: x s(x) -> s (1 + x (1 - s))
+      {"silu", float_dtype, map_kernel([](auto v) { return v * sigmoid_of(v); }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) {
+         const Tensor s = ops::sigmoid(x);
+         return s * (x * (1.0 - s) + 1.0);
+       })},
+      // softplus: log(1 + e^x) -> sigmoid(x)
+      {"softplus", float_dtype,
+       map_kernel([](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sigmoid(x); })},
+      // erf: 2/sqrt(pi) e^{-x^2}
+      {"erf", float_dtype, map_kernel([](auto v) { return std::erf(v); }),
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::exp(-(x * x)) * kTwoOverSqrtPi; })},
+      {"floor", numeric_dtype, map_kernel([](auto v) { return std::floor(v); }), nullptr},
+      {"ceil", numeric_dtype, map_kernel([](auto v) { return std::ceil(v); }), nullptr},
+      // round: half to even, as NumPy and PyTorch
+      {"round", numeric_dtype, map_kernel([](auto v) { return std::nearbyint(v); }), nullptr},
+      // leaky_relu: dout where x > 0, alpha dout elsewhere
+      {"leaky_relu", float_dtype,
+       map_kernel_with([](const Attrs& a) {
+         return [alpha = a.get_float("alpha")](auto v) { return v > 0 ? v : static_cast<decltype(v)>(alpha * v); };
+       }),
+       [](const BpropCtx& c) -> std::vector<Tensor> {
+         const Tensor& x = c.input(0);
+         return {ops::where(x > like(0.0, x), c.dout, c.dout * c.attrs.get_float("alpha"))};
+       },
+       {{"alpha", AttrKind::Float, 0.01}}},
+      // elu: x > 0 ? x : alpha (e^x - 1) -> dout where x > 0, alpha e^x dout elsewhere
+      {"elu", float_dtype,
+       map_kernel_with([](const Attrs& a) {
+         return [alpha = a.get_float("alpha")](auto v) {
+           return v > 0 ? v : static_cast<decltype(v)>(alpha * std::expm1(v));
+         };
+       }),
+       [](const BpropCtx& c) -> std::vector<Tensor> {
+         const Tensor& x = c.input(0);
+         return {ops::where(x > like(0.0, x), c.dout, c.dout * ops::exp(x) * c.attrs.get_float("alpha"))};
+       },
+       {{"alpha", AttrKind::Float, 1.0}}},
+      // gelu "none": x Phi(x) -> Phi(x) + x phi(x); "tanh": 0.5 x (1 + tanh u), u = k (x + c x^3)
+      {"gelu", float_dtype,
+       map_kernel_with([](const Attrs& a) {
+         return [tanh_approx = a.get_string("approximate") == "tanh"](auto v) {
+           using T = decltype(v);
+           if (tanh_approx) return static_cast<T>(0.5 * v * (1.0 + std::tanh(kGeluK * (v + kGeluC * v * v * v))));
+           return static_cast<T>(0.5 * v * (1.0 + std::erf(v / kSqrt2)));
+         };
+       }),
+       [](const BpropCtx& c) -> std::vector<Tensor> {
+         const Tensor& x = c.input(0);
+         if (c.attrs.get_string("approximate") == "tanh") {
+           const Tensor t = ops::tanh((x + x * x * x * kGeluC) * kGeluK);
+           const Tensor du = (x * x * (3.0 * kGeluC) + 1.0) * kGeluK;
+           return {c.dout * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du)};
+         }
+         const Tensor cdf = (ops::erf(x / kSqrt2) + 1.0) * 0.5;
+         const Tensor pdf = ops::exp(x * x * -0.5) * kInvSqrt2Pi;
+         return {c.dout * (cdf + x * pdf)};
+       },
+       {{"approximate", AttrKind::String, std::string("none"), false, {"none", "tanh"}}}},
+  };
+  for (const auto& u : table) {
+    OpDef op;
+    op.name = u.name;
+    op.family = "unary";
+    op.inputs = {{"x"}};
+    op.attrs = u.attrs;
+    op.infer_shape = same_shape;
+    op.infer_dtype = u.dtype;
+    op.cpu(u.kernel);
+    if (u.bprop) op.bprop = u.bprop;
+    else op.no_grad = true;
+    r.add(std::move(op));
+  }
+}
+
+}  // namespace bprop

@@ -1,0 +1,78 @@
+// The dispatcher: one path for every op call, built-in or user-registered.
+#include <string>
+
+#include "autodiff/tape.h"
+#include "bprop/registry.h"
+
+namespace bprop {
+namespace {
+
+void check_inputs(const OpDef& op, const std::vector<Tensor>& inputs) {
+  if (op.variadic) {
+    if (inputs.empty()) throw ValueError("For '" + op.name + "', the list of tensors is empty");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) {
+        throw ValueError("For '" + op.name + "', tensor " + std::to_string(i) + " of the list is missing");
+      }
+    }
+    return;
+  }
+  if (inputs.size() > op.inputs.size()) {
+    throw ValueError("For '" + op.name + "', expected at most " + std::to_string(op.inputs.size()) +
+                     " tensor arguments, got " + std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const bool present = i < inputs.size() && inputs[i].defined();
+    if (!present && !op.inputs[i].optional) {
+      throw ValueError("For '" + op.name + "', the required argument '" + op.inputs[i].name + "' is missing");
+    }
+  }
+}
+
+Backend common_backend(const OpDef& op, const std::vector<Tensor>& inputs) {
+  Backend be = Backend::CPU;
+  bool first = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) continue;
+    if (first) {
+      be = inputs[i].backend();
+      first = false;
+    } else if (inputs[i].backend() != be) {
+      throw ValueError("For '" + op.name + "', inputs live on different backends ('" + backend_name(be) + "' and '" +
+                       backend_name(inputs[i].backend()) + "')");
+    }
+  }
+  return be;
+}
+
+}  // namespace
+
+Tensor call_op(const std::string& name, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  return call_op(registry().get(name), inputs, attrs);
+}
+
+Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  check_inputs(op, inputs);
+  // Ops without attributes (most elementwise ops) skip normalisation: the hot path of small-tensor code.
+  const Attrs normalized = (op.attrs.empty() && attrs.empty()) ? Attrs{} : normalize_attrs(op.name, op.attrs, attrs);
+  const InferCtx ictx{op, inputs, normalized};
+  const Shape shape = op.infer_shape(ictx);
+  const DType dtype = op.infer_dtype(ictx);
+  const Backend backend = common_backend(op, inputs);
+  const KernelFn& kernel = op.kernels[static_cast<int>(backend)];
+  if (!kernel) {
+    throw UnknownOpError("For '" + op.name + "', there is no kernel for backend '" + backend_name(backend) + "'");
+  }
+  Tensor out = op.allocates_output ? Tensor::empty(shape, dtype, backend) : Tensor();
+  KernelCtx kctx{op, inputs, normalized, shape, dtype, out};
+  kernel(kctx);
+  if (!out.defined() || out.shape() != shape || out.dtype() != dtype) {
+    throw ValueError("For '" + op.name + "', the kernel produced " +
+                     (out.defined() ? shape_str(out.shape()) + " " + dtype_name(out.dtype()) : std::string("nothing")) +
+                     " where " + shape_str(shape) + " " + dtype_name(dtype) + " was inferred");
+  }
+  if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out);
+  return out;
+}
+
+}  // namespace bprop

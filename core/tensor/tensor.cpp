@@ -1,0 +1,235 @@
+#include "bprop/tensor.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "bprop/random.h"
+
+namespace bprop {
+namespace {
+std::atomic<int64_t> g_storages{0};
+std::atomic<int64_t> g_bytes{0};
+constexpr size_t kAlign = 64;
+}  // namespace
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::CPU: return "cpu";
+    case Backend::Ascend: return "ascend";
+    case Backend::Graph: return "graph";
+  }
+  return "?";
+}
+
+Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backend) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  data_ = std::aligned_alloc(kAlign, rounded);
+  if (!data_) throw std::bad_alloc();
+  g_storages.fetch_add(1, std::memory_order_relaxed);
+  g_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+}
+
+Storage::~Storage() {
+  std::free(data_);
+  g_storages.fetch_sub(1, std::memory_order_relaxed);
+  g_bytes.fetch_sub(static_cast<int64_t>(bytes_), std::memory_order_relaxed);
+}
+
+MemoryStats memory_stats() { return {g_storages.load(), g_bytes.load()}; }
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend) {
+  for (int64_t d : shape) {
+    if (d < 0) throw ShapeError("Tensor: negative dimension in shape " + shape_str(shape));
+  }
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->numel = shape_numel(shape);
+  impl->storage = std::make_shared<Storage>(static_cast<size_t>(impl->numel) * dtype_size(dtype), backend);
+  return Tensor(std::move(impl));
+}
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  std::vector<T> out(static_cast<size_t>(numel()));
+  visit_dtype(dtype(), [&]<typename S>() {
+    const S* p = data<S>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(p[i]);
+  });
+  return out;
+}
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
+
+double Tensor::item() const {
+  if (numel() != 1) {
+    throw ValueError("item: the tensor has " + std::to_string(numel()) + " elements of shape " + shape_str(shape()) +
+                     ", expected exactly one");
+  }
+  return visit_dtype(dtype(), [&]<typename S>() { return static_cast<double>(data<S>()[0]); });
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = impl_->shape;
+  impl->dtype = impl_->dtype;
+  impl->numel = impl_->numel;
+  impl->storage = impl_->storage;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  if (shape_numel(shape) != numel()) {
+    throw ShapeError("view: cannot view " + shape_str(this->shape()) + " as " + shape_str(shape));
+  }
+  Tensor t = detach();
+  t.impl_->shape = shape;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(shape(), dtype(), backend());
+  std::memcpy(t.raw_data(), raw_data(), nbytes());
+  return t;
+}
+
+namespace {
+void format_value(std::ostream& os, DType dt, const void* p, int64_t i) {
+  switch (dt) {
+    case DType::Float32: os << static_cast<const float*>(p)[i]; break;
+    case DType::Float64: os << static_cast<const double*>(p)[i]; break;
+    case DType::Int32: os << static_cast<const int32_t*>(p)[i]; break;
+    case DType::Bool: os << (static_cast<const bool*>(p)[i] ? "true" : "false"); break;
+  }
+}
+
+// Nested brackets, eliding the middle of long tensors.
+void format_nested(std::ostream& os, const Tensor& t, size_t dim, int64_t offset, const std::vector<int64_t>& strides,
+                   int64_t edge) {
+  if (dim == t.shape().size()) {
+    format_value(os, t.dtype(), t.raw_data(), offset);
+    return;
+  }
+  os << "[";
+  const int64_t n = t.shape()[dim];
+  for (int64_t i = 0; i < n; ++i) {
+    if (n > 2 * edge && i == edge) {
+      os << "..., ";
+      i = n - edge - 1;
+      continue;
+    }
+    if (i) os << ", ";
+    format_nested(os, t, dim + 1, offset + i * strides[dim], strides, edge);
+  }
+  os << "]";
+}
+}  // namespace
+
+std::string Tensor::to_string(int max_elements) const {
+  if (!defined()) return "Tensor(undefined)";
+  std::ostringstream os;
+  os << std::setprecision(6) << "Tensor(shape=" << shape_str(shape()) << ", dtype=" << dtype_name(dtype()) << ", ";
+  const int64_t edge = numel() > max_elements ? 3 : max_elements;
+  format_nested(os, *this, 0, 0, row_major_strides(shape()), edge);
+  os << ")";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+// ---- creation -------------------------------------------------------------------------------------------
+
+namespace {
+template <typename Gen>
+Tensor fill_with(const Shape& shape, DType dtype, Gen gen) {
+  Tensor t = Tensor::empty(shape, dtype);
+  visit_dtype(dtype, [&]<typename T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen(i));
+  });
+  return t;
+}
+}  // namespace
+
+Tensor tensor(const std::vector<double>& data, const Shape& shape, DType dtype) {
+  if (static_cast<int64_t>(data.size()) != shape_numel(shape)) {
+    throw ShapeError("tensor: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape) +
+                     " (" + std::to_string(shape_numel(shape)) + " elements)");
+  }
+  return fill_with(shape, dtype, [&](int64_t i) { return data[static_cast<size_t>(i)]; });
+}
+
+Tensor tensor_i32(const std::vector<int32_t>& data, const Shape& shape) {
+  if (static_cast<int64_t>(data.size()) != shape_numel(shape)) {
+    throw ShapeError("tensor: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
+  }
+  return fill_with(shape, DType::Int32, [&](int64_t i) { return data[static_cast<size_t>(i)]; });
+}
+
+Tensor tensor_bool(const std::vector<bool>& data, const Shape& shape) {
+  if (static_cast<int64_t>(data.size()) != shape_numel(shape)) {
+    throw ShapeError("tensor: " + std::to_string(data.size()) + " values do not fill shape " + shape_str(shape));
+  }
+  return fill_with(shape, DType::Bool, [&](int64_t i) { return data[static_cast<size_t>(i)]; });
+}
+
+Tensor scalar(double value, DType dtype) { return full({}, value, dtype); }
+Tensor full(const Shape& shape, double value, DType dtype) {
+  return fill_with(shape, dtype, [&](int64_t) { return value; });
+}
+Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+
+Tensor arange(double start, double stop, double step, DType dtype) {
+  if (step == 0.0) throw ValueError("arange: 'step' must not be zero");
+  const double n = std::ceil((stop - start) / step);
+  const int64_t count = n > 0 ? static_cast<int64_t>(n) : 0;
+  return fill_with({count}, dtype, [&](int64_t i) { return start + static_cast<double>(i) * step; });
+}
+
+Tensor linspace(double start, double stop, int64_t num, DType dtype) {
+  if (num < 0) throw ValueError("linspace: 'num' must be non-negative, got " + std::to_string(num));
+  const double step = num > 1 ? (stop - start) / static_cast<double>(num - 1) : 0.0;
+  return fill_with({num}, dtype, [&](int64_t i) { return i == num - 1 ? stop : start + static_cast<double>(i) * step; });
+}
+
+Tensor eye(int64_t n, DType dtype) {
+  return fill_with({n, n}, dtype, [&](int64_t i) { return i / n == i % n ? 1.0 : 0.0; });
+}
+
+Tensor randn(const Shape& shape, uint64_t seed, DType dtype) {
+  if (!is_float(dtype)) throw DTypeError("randn: dtype must be float32 or float64, got " + std::string(dtype_name(dtype)));
+  Random rng(seed);
+  return fill_with(shape, dtype, [&](int64_t) { return rng.normal(); });
+}
+
+Tensor rand(const Shape& shape, uint64_t seed, double low, double high, DType dtype) {
+  if (!is_float(dtype)) throw DTypeError("rand: dtype must be float32 or float64, got " + std::string(dtype_name(dtype)));
+  Random rng(seed);
+  return fill_with(shape, dtype, [&](int64_t) { return low + (high - low) * rng.uniform(); });
+}
+
+Tensor convert(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t.detach();
+  Tensor out = Tensor::empty(t.shape(), dtype, t.backend());
+  visit_dtype(t.dtype(), [&]<typename S>() {
+    visit_dtype(dtype, [&]<typename D>() {
+      const S* src = t.data<S>();
+      D* dst = out.data<D>();
+      for (int64_t i = 0; i < t.numel(); ++i) dst[i] = static_cast<D>(src[i]);
+    });
+  });
+  return out;
+}
+
+}  // namespace bprop
