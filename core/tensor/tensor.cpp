@@ -122,7 +122,7 @@ void format_nested(std::ostream& os, const Tensor& t, size_t dim, int64_t offset
   const int64_t n = t.shape()[dim];
   for (int64_t i = 0; i < n; ++i) {
     if (n > 2 * edge && i == edge) {
-      os << "..., ";
+      os << ", ...";
       i = n - edge - 1;
       continue;
     }

@@ -1,0 +1,152 @@
+#include "bprop/op_table.h"
+
+#include "bprop/random.h"
+
+namespace bprop {
+namespace {
+
+InputGen f(Shape s, double lo = -2.0, double hi = 2.0) { return InputGen{std::move(s), lo, hi}; }
+InputGen pos(Shape s) { return InputGen{std::move(s), 0.5, 2.0}; }
+InputGen nz(Shape s) { return InputGen{std::move(s), 0.3, 2.0, true}; }  // away from the kink at 0
+InputGen ints(Shape s, std::vector<double> v) { return InputGen{std::move(s), 0, 0, false, DType::Int32, std::move(v)}; }
+InputGen bools(Shape s, std::vector<double> v) { return InputGen{std::move(s), 0, 0, false, DType::Bool, std::move(v)}; }
+InputGen omitted() { return InputGen{{}, 0, 0, false, DType::Float64, {}, true}; }
+
+OpCheckRow row(std::string name, std::string op, std::vector<InputGen> in, Attrs attrs = {}, bool first = true,
+               bool second = true) {
+  return OpCheckRow{std::move(name), std::move(op), std::move(in), std::move(attrs), first, second};
+}
+OpCheckRow nograd(std::string name, std::string op, std::vector<InputGen> in, Attrs attrs = {}) {
+  return row(std::move(name), std::move(op), std::move(in), std::move(attrs), false, false);
+}
+
+// FNV-1a: a row's seed must not depend on the standard library's std::hash.
+uint64_t name_seed(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::vector<OpCheckRow> build() {
+  std::vector<OpCheckRow> t;
+  // ---- unary ----
+  for (const char* op : {"neg", "exp", "sin", "cos", "tanh", "sigmoid", "silu", "softplus", "erf", "square"}) {
+    t.push_back(row(op, op, {f({2, 3})}));
+  }
+  for (const char* op : {"log", "log1p", "sqrt", "rsqrt", "reciprocal"}) t.push_back(row(op, op, {pos({2, 3})}));
+  t.push_back(row("expm1", "expm1", {f({2, 3}, -1.0, 1.0)}));
+  t.push_back(row("tan", "tan", {f({2, 3}, -1.0, 1.0)}));
+  for (const char* op : {"abs", "sign", "relu"}) t.push_back(row(op, op, {nz({2, 3})}));
+  t.push_back(row("leaky_relu", "leaky_relu", {nz({2, 3})}, {{"alpha", 0.2}}));
+  t.push_back(row("elu", "elu", {nz({2, 3})}, {{"alpha", 0.7}}));
+  t.push_back(row("gelu_none", "gelu", {f({2, 3})}));
+  t.push_back(row("gelu_tanh", "gelu", {f({2, 3})}, {{"approximate", std::string("tanh")}}));
+  for (const char* op : {"floor", "ceil", "round"}) t.push_back(nograd(op, op, {f({2, 3})}));
+  // ---- binary (with broadcasting) ----
+  for (const char* op : {"add", "sub", "mul", "maximum", "minimum", "atan2", "squared_difference"}) {
+    t.push_back(row(op, op, {f({2, 3}), f({3})}));
+  }
+  t.push_back(row("add_scalar_matrix", "add", {f({}), f({2, 3})}));
+  t.push_back(row("mul_col_row", "mul", {f({3, 1}), f({1, 4})}));
+  t.push_back(row("div", "div", {f({2, 3}), nz({2, 1})}));
+  t.push_back(row("pow", "pow", {pos({2, 3}), f({2, 3}, -1.5, 1.5)}));
+  // ---- comparison ----
+  for (const char* op : {"equal", "not_equal", "greater", "greater_equal", "less", "less_equal"}) {
+    t.push_back(nograd(op, op, {f({2, 3}), f({3})}));
+  }
+  // ---- selection ----
+  t.push_back(row("where", "where", {bools({2, 3}, {1, 0, 1, 0, 0, 1}), f({2, 3}), f({3})}));
+  t.push_back(row("clamp", "clamp", {f({2, 4})}, {{"min", -0.5}, {"max", 0.7}}));
+  t.push_back(row("clamp_min_only", "clamp", {f({2, 4})}, {{"min", 0.1}}));
+  // ---- reductions ----
+  t.push_back(row("sum_all", "sum", {f({2, 3})}));
+  t.push_back(row("sum_axis1_keepdims", "sum", {f({2, 3, 2})}, {{"axis", int64_t{1}}, {"keepdims", true}}));
+  t.push_back(row("mean_axes", "mean", {f({2, 3, 2})}, {{"axis", IntList{0, -1}}}));
+  t.push_back(row("prod", "prod", {nz({2, 3})}, {{"axis", int64_t{-1}}}));
+  t.push_back(row("amax", "amax", {f({3, 4})}, {{"axis", int64_t{1}}}));
+  t.push_back(row("amin", "amin", {f({3, 4})}, {{"axis", int64_t{0}}, {"keepdims", true}}));
+  t.push_back(row("logsumexp", "logsumexp", {f({3, 4})}, {{"axis", int64_t{-1}}}));
+  t.push_back(row("var", "var", {f({3, 4})}, {{"axis", int64_t{1}}}));
+  t.push_back(row("var_all_c0", "var", {f({3, 4})}, {{"correction", int64_t{0}}}));
+  t.push_back(row("std", "std", {f({3, 4})}, {{"axis", int64_t{0}}, {"keepdims", true}}));
+  t.push_back(nograd("argmax", "argmax", {f({3, 4})}, {{"axis", int64_t{1}}}));
+  t.push_back(nograd("argmin", "argmin", {f({3, 4})}));
+  // ---- shape ----
+  t.push_back(row("reshape", "reshape", {f({2, 3})}, {{"shape", IntList{3, -1}}}));
+  t.push_back(row("transpose", "transpose", {f({2, 3, 4})}, {{"perm", IntList{2, 0, 1}}}));
+  t.push_back(row("broadcast_to", "broadcast_to", {f({3, 1})}, {{"shape", IntList{2, 3, 4}}}));
+  t.push_back(row("squeeze", "squeeze", {f({1, 3, 1})}));
+  t.push_back(row("expand_dims", "expand_dims", {f({2, 3})}, {{"axis", int64_t{-1}}}));
+  t.push_back(row("concat", "concat", {f({2, 3}), f({2, 2})}, {{"axis", int64_t{1}}}));
+  t.push_back(row("stack", "stack", {f({2, 3}), f({2, 3})}, {{"axis", int64_t{1}}}));
+  t.push_back(row("tile", "tile", {f({2, 3})}, {{"multiples", IntList{2, 2}}}));
+  t.push_back(row("flip", "flip", {f({2, 3})}, {{"axis", int64_t{1}}}));
+  t.push_back(row("pad", "pad", {f({2, 3})}, {{"paddings", IntMatrix{{1, 0}, {0, 2}}}, {"value", 0.5}}));
+  // ---- indexing ----
+  t.push_back(row("slice", "slice", {f({3, 4})}, {{"begin", IntList{1, 0}}, {"size", IntList{2, -1}}}));
+  t.push_back(row("strided_slice", "strided_slice", {f({4, 5})},
+                  {{"begin", IntList{3, 0}}, {"end", IntList{0, 5}}, {"strides", IntList{-1, 2}}}));
+  t.push_back(row("gather", "gather", {f({3, 4}), ints({2, 2}, {0, 2, 3, 0})}, {{"axis", int64_t{1}}}));
+  // ---- linear algebra ----
+  t.push_back(row("matmul", "matmul", {f({2, 3}), f({3, 4})}));
+  t.push_back(row("matmul_batched_broadcast", "matmul", {f({2, 1, 2, 3}), f({3, 3, 2})}));
+  t.push_back(row("matmul_vec_mat", "matmul", {f({3}), f({3, 2})}));
+  t.push_back(row("matmul_dot", "matmul", {f({3}), f({3})}));
+  // ---- neural network ----
+  t.push_back(row("softmax", "softmax", {f({2, 4})}));
+  t.push_back(row("log_softmax_axis0", "log_softmax", {f({3, 2})}, {{"axis", int64_t{0}}}));
+  t.push_back(row("cross_entropy", "cross_entropy", {f({3, 4}), ints({3}, {0, 3, 1}), omitted()}));
+  t.push_back(row("cross_entropy_weighted_smoothed", "cross_entropy",
+                  {f({4, 3}), ints({4}, {2, -100, 0, 1}), pos({3})},
+                  {{"label_smoothing", 0.2}, {"reduction", std::string("sum")}}));
+  t.push_back(row("nll_loss", "nll_loss", {f({3, 4}), ints({3}, {1, 0, 3}), pos({4})}));
+  t.push_back(row("bce_with_logits", "binary_cross_entropy_with_logits",
+                  {f({2, 3}), f({2, 3}, 0.1, 0.9), pos({2, 3}), pos({3})}));
+  t.push_back(row("bce", "binary_cross_entropy", {f({2, 3}, 0.1, 0.9), f({2, 3}, 0.1, 0.9), omitted()},
+                  {{"reduction", std::string("none")}}));
+  t.push_back(row("mse_loss", "mse_loss", {f({2, 3}), f({2, 3})}));
+  t.push_back(row("l1_loss", "l1_loss", {f({2, 3}), f({2, 3})}, {{"reduction", std::string("sum")}}));
+  t.push_back(row("smooth_l1_loss", "smooth_l1_loss", {f({2, 3}), f({2, 3})}, {{"beta", 0.5}}));
+  // ---- graph control ----
+  t.push_back(nograd("stop_gradient", "stop_gradient", {f({2, 3})}));
+  t.push_back(row("identity", "identity", {f({2, 3})}));
+  t.push_back(row("cast", "cast", {f({2, 3})}, {{"dtype", std::string("float64")}}));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OpCheckRow>& op_check_table() {
+  static const std::vector<OpCheckRow> table = build();
+  return table;
+}
+
+std::vector<Tensor> make_inputs(const OpCheckRow& r) {
+  std::vector<Tensor> out;
+  Random rng(name_seed(r.name));
+  for (const InputGen& g : r.inputs) {
+    if (g.omitted) {
+      out.emplace_back();
+      continue;
+    }
+    Tensor t = Tensor::empty(g.shape, g.dtype);
+    const int64_t n = t.numel();
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      double x;
+      if (!g.values.empty()) {
+        x = g.values[static_cast<size_t>(i) % g.values.size()];
+      } else if (g.away_from_zero) {
+        x = g.lo + (g.hi - g.lo) * rng.uniform();
+        if (rng.uniform() < 0.5) x = -x;
+      } else {
+        x = g.lo + (g.hi - g.lo) * rng.uniform();
+      }
+      v[static_cast<size_t>(i)] = x;
+    }
+    out.push_back(tensor(v, g.shape, g.dtype));
+  }
+  return out;
+}
+
+}  // namespace bprop

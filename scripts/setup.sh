@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages bprop builds with, when any is missing (needs root; a fresh Debian machine).
+set -euo pipefail
+needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev)
+missing=()
+for pkg in "${needed[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bprop setup: installing missing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bprop setup: root is needed to install them (run as root, or: sudo apt-get install -y ${missing[*]})" >&2
+    exit 1
+  fi
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
