@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Builds everything present and runs every test: GoogleTest (ctest) and the shared gradient vectors.
+# Builds everything present and runs every test: GoogleTest (ctest), the shared gradient vectors natively,
+# then the WebAssembly build and the JavaScript tests (which run the same vectors).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bash "$root/scripts/build-native.sh"
+cd "$root"
+[ -d node_modules ] || npm ci --no-audit --no-fund
+bash scripts/build-native.sh
 echo "== native tests (ctest) =="
-(cd "$root/build/native" && ctest -j "$(nproc)" --output-on-failure)
-if [ -x "$root/build/native/bprop" ] && compgen -G "$root/tests/vectors/*.json" >/dev/null; then
-  echo "== gradient vectors (native) =="
-  "$root/build/native/bprop" check "$root"/tests/vectors/*.json
-fi
+(cd build/native && ctest -j "$(nproc)" --output-on-failure)
+echo "== gradient vectors (native bprop check) =="
+build/native/bprop check tests/vectors/*.json
+echo "== WebAssembly build =="
+bash scripts/build-wasm.sh
+echo "== JavaScript tests (node --test) =="
+node --test tests/js/

@@ -49,7 +49,34 @@ void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, Fill fill)
   }
 }
 
+// Tensors and nodes whose release was deferred by ~Node, freed one at a time by the outermost ~Node.
+struct Graveyard {
+  std::vector<Tensor> tensors;
+  std::vector<std::shared_ptr<Node>> nodes;
+  bool draining = false;
+};
+thread_local Graveyard t_graveyard;
+
 }  // namespace
+
+Node::~Node() {
+  Graveyard& g = t_graveyard;
+  for (auto& t : inputs) g.tensors.push_back(std::move(t));
+  g.tensors.push_back(std::move(out));
+  for (auto& e : edges) g.nodes.push_back(std::move(e));
+  if (g.draining) return;
+  g.draining = true;
+  while (!g.tensors.empty() || !g.nodes.empty()) {
+    if (!g.nodes.empty()) {
+      std::shared_ptr<Node> n = std::move(g.nodes.back());
+      g.nodes.pop_back();
+    } else {
+      Tensor t = std::move(g.tensors.back());
+      g.tensors.pop_back();
+    }
+  }
+  g.draining = false;
+}
 
 std::string Node::name() const {
   if (op) return op->name;

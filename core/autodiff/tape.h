@@ -27,6 +27,12 @@ struct Node {
   int64_t topo_index = -1;
 
   std::string name() const;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  /// Releases what the node holds iteratively: a graph of a million ops must not recurse a million deep.
+  ~Node();
 };
 
 /// Opens a new grad level (recorded from now on) and returns its id.

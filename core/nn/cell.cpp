@@ -1,5 +1,7 @@
 #include "bprop/cell.h"
 
+#include <unordered_set>
+
 namespace bprop {
 
 std::vector<Tensor> Cell::bprop(const std::vector<Tensor>&, const Tensor&, const Tensor&) {
@@ -24,9 +26,41 @@ Tensor Cell::operator()(const Tensor& x) {
   return v.tensor();
 }
 
+Tensor Cell::operator()(const Tensor& x, const Tensor& y) {
+  const Value v = (*this)(std::vector<Tensor>{x, y});
+  return v.tensor();
+}
+
+void Cell::check_new_name(const std::string& name) const {
+  const std::string who = name_.empty() ? std::string("Cell") : "Cell '" + name_ + "'";
+  if (name.empty()) throw ValueError(who + ": a parameter or sub-cell name must not be empty");
+  if (name.find('.') != std::string::npos) {
+    throw ValueError(who + ": the name '" + name + "' must not contain '.' (it separates path components)");
+  }
+  for (const auto& [n, p] : params_) {
+    if (n == name) throw ValueError(who + ": the name '" + name + "' is already a parameter of this cell");
+  }
+  for (const auto& [n, c] : cells_) {
+    if (n == name) throw ValueError(who + ": the name '" + name + "' is already a sub-cell of this cell");
+  }
+}
+
 Parameter Cell::register_parameter(const std::string& name, const Parameter& p) {
+  if (!p.defined()) throw ValueError("Cell '" + name_ + "': register_parameter('" + name + "') was given no tensor");
+  check_new_name(name);
   params_.emplace_back(name, p);
+  is_state_.push_back(false);
   return p;
+}
+
+Parameter Cell::register_state(const std::string& name, const Parameter& p) {
+  if (!p.defined()) throw ValueError("Cell '" + name_ + "': register_state('" + name + "') was given no tensor");
+  check_new_name(name);
+  Parameter state = p;
+  state.set_requires_grad(false);
+  params_.emplace_back(name, state);
+  is_state_.push_back(true);
+  return state;
 }
 
 std::vector<std::pair<std::string, Parameter>> Cell::parameters_and_names() const {
@@ -37,10 +71,20 @@ std::vector<std::pair<std::string, Parameter>> Cell::parameters_and_names() cons
   return out;
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<Cell>>> Cell::cells_and_names() const {
+  std::vector<std::pair<std::string, std::shared_ptr<Cell>>> out;
+  for (const auto& [name, cell] : cells_) {
+    out.emplace_back(name, cell);
+    for (auto& [sub, c] : cell->cells_and_names()) out.emplace_back(name + "." + sub, c);
+  }
+  return out;
+}
+
 std::vector<Parameter> Cell::trainable_params() const {
   std::vector<Parameter> out;
+  std::unordered_set<const TensorImpl*> seen;
   for (auto& [name, p] : parameters_and_names()) {
-    if (p.requires_grad()) out.push_back(p);
+    if (p.requires_grad() && seen.insert(p.impl()).second) out.push_back(p);
   }
   return out;
 }
@@ -51,7 +95,43 @@ void Cell::set_train(bool mode) {
 }
 
 void Cell::set_grad(bool requires_grad) {
-  for (auto& [name, p] : parameters_and_names()) p.set_requires_grad(requires_grad);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!is_state_[i]) params_[i].second.set_requires_grad(requires_grad);
+  }
+  for (auto& [name, cell] : cells_) cell->set_grad(requires_grad);
+}
+
+// ---- SequentialCell -------------------------------------------------------------------------------------
+
+SequentialCell::SequentialCell(std::vector<std::shared_ptr<Cell>> cells) {
+  for (auto& c : cells) append(std::move(c));
+}
+
+SequentialCell::SequentialCell(std::initializer_list<std::shared_ptr<Cell>> cells) {
+  for (const auto& c : cells) append(c);
+}
+
+void SequentialCell::append(std::shared_ptr<Cell> cell) {
+  if (!cell) throw ValueError("SequentialCell: append was given no cell");
+  register_cell(std::to_string(size()), std::move(cell));
+}
+
+std::shared_ptr<Cell> SequentialCell::operator[](size_t i) const {
+  if (i >= size()) {
+    throw ValueError("SequentialCell: index " + std::to_string(i) + " is out of range for " + std::to_string(size()) +
+                     " cells");
+  }
+  return name_cells()[i].second;
+}
+
+Value SequentialCell::construct(const std::vector<Tensor>& inputs) {
+  if (size() == 0) {
+    if (inputs.size() == 1) return inputs[0];
+    return Value::tuple(inputs);
+  }
+  Value v = (*name_cells()[0].second)(inputs);
+  for (size_t i = 1; i < size(); ++i) v = (*name_cells()[i].second)(v.flatten());
+  return v;
 }
 
 }  // namespace bprop

@@ -196,15 +196,27 @@ Shape gather_shape(const InferCtx& c) {
 template <typename E>
 void gather_rows(const E* x, E* out, const std::vector<int64_t>& idx, int64_t outer, int64_t dim, int64_t inner) {
   const int64_t k_count = static_cast<int64_t>(idx.size());
-  const int64_t rows = outer * k_count;
-  cpu::parallel_for(rows, std::max<int64_t>(1, cpu::kParallelGrain / std::max<int64_t>(inner, 1)),
+  cpu::parallel_for(outer * k_count, std::max<int64_t>(1, cpu::kParallelGrain / std::max<int64_t>(inner, 1)),
                     [&](int64_t b, int64_t e) {
+                      int64_t o = b / k_count, k = b % k_count;
+                      if (inner == 1) {  // one element per index: a plain indexed load
+                        for (int64_t r = b; r < e;) {
+                          const E* row = x + o * dim;
+                          const int64_t stop = std::min(e, r + (k_count - k));
+                          for (; r < stop; ++r, ++k) out[r] = row[idx[static_cast<size_t>(k)]];
+                          k = 0;
+                          ++o;
+                        }
+                        return;
+                      }
                       for (int64_t r = b; r < e; ++r) {
-                        const int64_t o = r / k_count, k = r % k_count;
                         const E* src = x + (o * dim + idx[static_cast<size_t>(k)]) * inner;
                         E* dst = out + r * inner;
-                        if (inner == 1) *dst = *src;
-                        else std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(E));
+                        std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(E));
+                        if (++k == k_count) {
+                          k = 0;
+                          ++o;
+                        }
                       }
                     });
 }
@@ -278,6 +290,12 @@ void gather_grad_kernel(KernelCtx& c) {
                         for (int64_t u = b; u < e; ++u) {
                           const int64_t o = u / blocks, c0 = (u % blocks) * col_block,
                                         c1 = std::min(inner, c0 + col_block);
+                          if (inner == 1) {  // one element per index: a plain indexed add
+                            const T* src = pd + o * k_count;
+                            T* dst = po + o * dim;
+                            for (int64_t k = 0; k < k_count; ++k) dst[idx[static_cast<size_t>(k)]] += src[k];
+                            continue;
+                          }
                           for (int64_t k = 0; k < k_count; ++k) {
                             const T* src = pd + (o * k_count + k) * inner;
                             T* dst = po + (o * dim + idx[static_cast<size_t>(k)]) * inner;

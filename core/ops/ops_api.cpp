@@ -166,6 +166,34 @@ Tensor l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction) {
 Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction, double beta) {
   return call_op("smooth_l1_loss", {x, y}, {{"reduction", reduction}, {"beta", beta}});
 }
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, Size2 stride, Size2 padding, Size2 dilation,
+              int64_t groups) {
+  return call_op("conv2d", {x, w, opt(bias)},
+                 {{"stride", stride.value()}, {"padding", padding.value()}, {"dilation", dilation.value()},
+                  {"groups", groups}});
+}
+Tensor max_pool2d(const Tensor& x, Size2 kernel_size, std::optional<Size2> stride, Size2 padding) {
+  return call_op("max_pool2d", {x},
+                 {{"kernel_size", kernel_size.value()},
+                  {"stride", stride ? AttrValue(stride->value()) : AttrValue()},
+                  {"padding", padding.value()}});
+}
+Tensor avg_pool2d(const Tensor& x, Size2 kernel_size, std::optional<Size2> stride, Size2 padding) {
+  return call_op("avg_pool2d", {x},
+                 {{"kernel_size", kernel_size.value()},
+                  {"stride", stride ? AttrValue(stride->value()) : AttrValue()},
+                  {"padding", padding.value()}});
+}
+Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  return call_op("batch_norm", {x, opt(weight), opt(bias)}, {{"eps", eps}});
+}
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t normalized_ndim, double eps) {
+  return call_op("layer_norm", {x, opt(weight), opt(bias)}, {{"normalized_ndim", normalized_ndim}, {"eps", eps}});
+}
+Tensor embedding(const Tensor& indices, const Tensor& table) {
+  BPROP_OP("embedding");
+  return call_op(op_def, {indices, table});
+}
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;

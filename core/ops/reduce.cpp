@@ -4,12 +4,16 @@
 // into one, adjacent kept axes too, and size-1 axes are ignored. Three loops cover that view: rows
 // (inner == 1, contiguous lanes, pairwise summation), columns (inner > 1, e.g. the sum over the batch of a
 // bias gradient: a row of accumulators updated one input row at a time) and, for layouts that do not fit
-// (axes 0 and 2 of three), a strided copy that moves the reduced axes last before the row loop.
+// (axes 0 and 2 of three), a strided copy that moves the reduced axes last before the row loop. In the
+// row loop, sums run four double accumulators over each leaf of a lane (then pairwise), and max, min,
+// argmax and exp-sums use Eigen's vectorised reductions on the leaves.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
+
+#include <Eigen/Core>
 
 #include "ops/op_helpers.h"
 
@@ -90,6 +94,10 @@ void permute_copy(const T* src, const Shape& shape, const std::vector<int64_t>& 
 // ---- the reduction loops ------------------------------------------------------------------------------
 // A reducer Red has: Acc; init(); step(acc, v, r, j) for the element at position r of output j's lane;
 // combine(left, right) of two partial results (left covers earlier positions); finish(acc, j) writes out[j].
+// Optionally kBlock = true and block(p, b, e, j): the result of positions [b, e) of a contiguous lane p.
+
+template <typename Red>
+constexpr bool has_block = requires { requires Red::kBlock; };
 
 constexpr int64_t kGrain = cpu::kParallelGrain;
 constexpr int64_t kLeaf = 256;   // pairwise summation: lanes up to this length are summed directly
@@ -101,6 +109,9 @@ typename Red::Acc reduce_lane(const Red& rd, const T* p, int64_t b, int64_t e, i
   if (e - b > kLeaf) {
     const int64_t mid = b + (e - b) / 2;
     return rd.combine(reduce_lane<T>(rd, p, b, mid, j), reduce_lane<T>(rd, p, mid, e, j));
+  }
+  if constexpr (has_block<Red>) {
+    if (e > b) return rd.block(p, b, e, j);
   }
   typename Red::Acc a0 = rd.init(), a1 = a0, a2 = a0, a3 = a0;
   int64_t r = b;
@@ -200,6 +211,9 @@ T narrow(Wide<T> a) {
 }
 
 template <typename T>
+using Vec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+
+template <typename T>
 struct SumRed {
   using Acc = Wide<T>;
   T* out;
@@ -209,6 +223,7 @@ struct SumRed {
   void finish(Acc a, int64_t j) const { out[j] = narrow<T>(a); }
 };
 
+// Products stay in double throughout (a float leaf could overflow where the whole product does not).
 template <typename T>
 struct ProdRed {
   using Acc = Wide<T>;
@@ -231,10 +246,22 @@ struct MeanRed {
   void finish(Acc a, int64_t j) const { out[j] = static_cast<O>(a / count); }
 };
 
-// amax / amin; NaN propagates (as NumPy's amax).
+// The largest (Max) or smallest element of p[b, e), e > b; NaN propagates (as NumPy's amax).
+template <bool Max, typename T>
+T extreme_of(const T* p, int64_t b, int64_t e) {
+  const Vec<T> v(p + b, e - b);
+  if constexpr (std::is_floating_point_v<T>) {
+    return Max ? v.template maxCoeff<Eigen::PropagateNaN>() : v.template minCoeff<Eigen::PropagateNaN>();
+  } else {
+    return Max ? v.maxCoeff() : v.minCoeff();
+  }
+}
+
+// amax / amin; NaN propagates.
 template <typename T, bool Max>
 struct ExtremeRed {
   using Acc = T;
+  static constexpr bool kBlock = true;
   T* out;
   Acc init() const {
     if constexpr (std::is_floating_point_v<T>) {
@@ -249,6 +276,7 @@ struct ExtremeRed {
     if (is_nan(b)) return b;
     return (Max ? b > a : b < a) ? b : a;
   }
+  Acc block(const T* p, int64_t b, int64_t e, int64_t) const { return extreme_of<Max>(p, b, e); }
   void finish(Acc a, int64_t j) const { out[j] = a; }
 };
 
@@ -259,6 +287,7 @@ struct ArgRed {
     T v;
     int64_t i;
   };
+  static constexpr bool kBlock = true;
   int32_t* out;
   Acc init() const { return {T(), -1}; }
   // True when candidate c replaces the current best a.
@@ -275,18 +304,34 @@ struct ArgRed {
     return better(c, a) ? c : a;
   }
   Acc combine(Acc a, Acc b) const { return better(b, a) ? b : a; }
+  // Two passes over a leaf: its extreme value (vectorised), then the first position holding it.
+  Acc block(const T* p, int64_t b, int64_t e, int64_t) const {
+    const T best = extreme_of<Max>(p, b, e);
+    int64_t r = b;
+    if (is_nan(best)) {
+      while (!is_nan(p[r])) ++r;
+    } else {
+      while (p[r] != best) ++r;
+    }
+    return {best, r};
+  }
   void finish(Acc a, int64_t j) const { out[j] = static_cast<int32_t>(std::max<int64_t>(a.i, 0)); }
 };
 
 // logsumexp's second pass: shift[j] + log(sum exp(x - shift[j])), shift the lane's max where finite.
+// exp runs in T (vectorised over a leaf), the sums of leaves in double.
 template <typename T>
 struct LogSumExpRed {
   using Acc = double;
+  static constexpr bool kBlock = true;
   const T* shift;
   T* out;
   Acc init() const { return 0.0; }
   Acc step(Acc a, T v, int64_t, int64_t j) const { return a + static_cast<double>(std::exp(v - shift[j])); }
   Acc combine(Acc a, Acc b) const { return a + b; }
+  Acc block(const T* p, int64_t b, int64_t e, int64_t j) const {
+    return static_cast<double>((Vec<T>(p + b, e - b) - shift[j]).exp().sum());
+  }
   void finish(Acc a, int64_t j) const { out[j] = static_cast<T>(static_cast<double>(shift[j]) + std::log(a)); }
 };
 

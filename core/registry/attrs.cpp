@@ -185,7 +185,8 @@ AttrValue coerce(const std::string& op, const AttrSpec& spec, const AttrValue& v
 }  // namespace
 
 Attrs normalize_attrs(const std::string& op, const std::vector<AttrSpec>& schema, const Attrs& given) {
-  for (const auto& [name, value] : given.items()) {
+  for (const auto& item : given.items()) {
+    const std::string& name = item.first;  // a plain reference: lambdas may not capture structured bindings in clang 14
     if (std::none_of(schema.begin(), schema.end(), [&](const AttrSpec& s) { return s.name == name; })) {
       std::string known;
       for (const auto& s : schema) known += (known.empty() ? "" : ", ") + s.name;

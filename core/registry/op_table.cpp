@@ -87,6 +87,11 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("strided_slice", "strided_slice", {f({4, 5})},
                   {{"begin", IntList{3, 0}}, {"end", IntList{0, 5}}, {"strides", IntList{-1, 2}}}));
   t.push_back(row("gather", "gather", {f({3, 4}), ints({2, 2}, {0, 2, 3, 0})}, {{"axis", int64_t{1}}}));
+  // gradient ops of the indexing family (internal, linear in dout)
+  t.push_back(row("strided_slice_grad", "strided_slice_grad", {f({3, 3})},
+                  {{"shape", IntList{4, 5}}, {"begin", IntList{3, 0}}, {"end", IntList{0, 5}}, {"strides", IntList{-1, 2}}}));
+  t.push_back(row("gather_grad", "gather_grad", {f({3, 2, 2}), ints({2, 2}, {0, 2, 3, 0})},
+                  {{"axis", int64_t{1}}, {"dim_size", int64_t{4}}}));
   // ---- linear algebra ----
   t.push_back(row("matmul", "matmul", {f({2, 3}), f({3, 4})}));
   t.push_back(row("matmul_batched_broadcast", "matmul", {f({2, 1, 2, 3}), f({3, 3, 2})}));
@@ -107,6 +112,43 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("mse_loss", "mse_loss", {f({2, 3}), f({2, 3})}));
   t.push_back(row("l1_loss", "l1_loss", {f({2, 3}), f({2, 3})}, {{"reduction", std::string("sum")}}));
   t.push_back(row("smooth_l1_loss", "smooth_l1_loss", {f({2, 3}), f({2, 3})}, {{"beta", 0.5}}));
+  // ---- nn (conv, pool, norm, embedding) ----
+  {
+    // conv2d and its gradient ops, with stride, padding, dilation and groups all away from their defaults
+    const Attrs conv{{"stride", IntList{2, 1}}, {"padding", IntList{1, 0}}, {"dilation", IntList{1, 2}},
+                     {"groups", int64_t{2}}};
+    Attrs input_grad = conv, weight_grad = conv;
+    input_grad.set("x_shape", IntList{2, 4, 5, 5});
+    weight_grad.set("w_shape", IntList{4, 2, 2, 2});
+    t.push_back(row("conv2d", "conv2d", {f({1, 2, 4, 4}), f({3, 2, 2, 2}), f({3})}, {{"padding", int64_t{1}}}));
+    t.push_back(row("conv2d_strided_dilated_grouped", "conv2d", {f({2, 4, 5, 5}), f({4, 2, 2, 2}), omitted()}, conv));
+    t.push_back(row("conv2d_input_grad", "conv2d_input_grad", {f({2, 4, 3, 3}), f({4, 2, 2, 2})}, input_grad));
+    t.push_back(row("conv2d_weight_grad", "conv2d_weight_grad", {f({2, 4, 5, 5}), f({2, 4, 3, 3})}, weight_grad));
+    // max_pool2d inputs: distinct values 0.1 apart, so no window has a tie and its argmax is stable
+    const auto distinct = [](Shape s) {
+      const int64_t n = shape_numel(s);
+      std::vector<double> v(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((i * 7) % n) * 0.1 - 2.0;
+      return InputGen{std::move(s), 0, 0, false, DType::Float64, std::move(v)};
+    };
+    const Attrs pool{{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}};
+    t.push_back(row("max_pool2d", "max_pool2d", {distinct({1, 2, 5, 5})}, pool));
+    t.push_back(
+        row("max_pool2d_3d_default_stride", "max_pool2d", {distinct({2, 4, 5})}, {{"kernel_size", int64_t{2}}}));
+    t.push_back(row("max_pool2d_grad", "max_pool2d_grad", {f({1, 2, 3, 3}), distinct({1, 2, 5, 5})}, pool));
+    t.push_back(row("max_pool2d_gather", "max_pool2d_gather", {f({1, 2, 5, 5}), distinct({1, 2, 5, 5})}, pool));
+    const Attrs avg{{"kernel_size", IntList{3, 2}}, {"stride", IntList{2, 1}}, {"padding", IntList{1, 1}}};
+    Attrs avg_grad = avg;
+    avg_grad.set("x_shape", IntList{1, 2, 5, 5});
+    t.push_back(row("avg_pool2d", "avg_pool2d", {f({1, 2, 5, 5})}, avg));
+    t.push_back(row("avg_pool2d_3d_default_stride", "avg_pool2d", {f({2, 4, 5})}, {{"kernel_size", int64_t{2}}}));
+    t.push_back(row("avg_pool2d_grad", "avg_pool2d_grad", {f({1, 2, 3, 6})}, avg_grad));
+  }
+  t.push_back(row("batch_norm", "batch_norm", {f({3, 2, 2, 2}), f({2}), f({2})}));
+  t.push_back(row("batch_norm_2d_no_affine", "batch_norm", {f({4, 3}), omitted(), omitted()}, {{"eps", 0.1}}));
+  t.push_back(row("layer_norm", "layer_norm", {f({2, 3, 4}), f({3, 4}), f({3, 4})}, {{"normalized_ndim", int64_t{2}}}));
+  t.push_back(row("layer_norm_bias_only", "layer_norm", {f({3, 4}), omitted(), f({4})}));
+  t.push_back(row("embedding", "embedding", {ints({2, 3}, {0, 2, 1, 2, 3, 0}), f({4, 3})}));
   // ---- graph control ----
   t.push_back(nograd("stop_gradient", "stop_gradient", {f({2, 3})}));
   t.push_back(row("identity", "identity", {f({2, 3})}));

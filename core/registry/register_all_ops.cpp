@@ -13,6 +13,9 @@ void register_all_ops(Registry& r) {
   register_linalg_ops(r);      // matmul
   register_activation_ops(r);  // softmax log_softmax
   register_loss_ops(r);        // cross_entropy nll_loss binary_cross_entropy(_with_logits) mse l1 smooth_l1
+  register_conv_pool_ops(r);   // conv2d max_pool2d avg_pool2d (and their gradient ops)
+  register_norm_ops(r);        // batch_norm layer_norm
+  register_embedding_ops(r);   // embedding
   register_control_ops(r);     // stop_gradient identity cast
 }
 

@@ -14,6 +14,9 @@ void register_index_ops(Registry& r);
 void register_linalg_ops(Registry& r);
 void register_activation_ops(Registry& r);
 void register_loss_ops(Registry& r);
+void register_conv_pool_ops(Registry& r);
+void register_norm_ops(Registry& r);
+void register_embedding_ops(Registry& r);
 void register_control_ops(Registry& r);
 
 void register_all_ops(Registry& r);

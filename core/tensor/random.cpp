@@ -2,6 +2,7 @@
 // file is compiled with -ffp-contract=off so no fused multiply-add can change a rounding.
 #include "bprop/random.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace bprop {

@@ -27,15 +27,19 @@ const char* backend_name(Backend b) {
 }
 
 Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backend) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
-  data_ = std::aligned_alloc(kAlign, rounded);
-  if (!data_) throw std::bad_alloc();
+  if (bytes <= kInline) {
+    data_ = inline_;
+  } else {
+    const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
+    data_ = std::aligned_alloc(kAlign, rounded);
+    if (!data_) throw std::bad_alloc();
+  }
   g_storages.fetch_add(1, std::memory_order_relaxed);
   g_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
 
 Storage::~Storage() {
-  std::free(data_);
+  if (data_ != inline_) std::free(data_);
   g_storages.fetch_sub(1, std::memory_order_relaxed);
   g_bytes.fetch_sub(static_cast<int64_t>(bytes_), std::memory_order_relaxed);
 }

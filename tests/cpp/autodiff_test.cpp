@@ -10,6 +10,21 @@ using namespace bprop;
 namespace {
 std::vector<double> vals(const Tensor& t) { return t.to_vector<double>(); }
 Tensor vec(std::vector<double> v) { return tensor(v, {static_cast<int64_t>(v.size())}, DType::Float64); }
+
+// Registers a float64 x^2 primitive with the given (possibly wrong) bprop.
+void register_square_with(const std::string& name, decltype(PrimitiveDef::bprop) bprop) {
+  PrimitiveDef def;
+  def.name = name;
+  def.inputs = {"x"};
+  def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
+  def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
+  def.forward = [](KernelCtx& c) {
+    const double* x = c.inputs[0].data<double>();
+    for (int64_t i = 0; i < c.out.numel(); ++i) c.out.data<double>()[i] = x[i] * x[i];
+  };
+  def.bprop = std::move(bprop);
+  register_primitive(def);
+}
 }  // namespace
 
 TEST(Grad, PerturbationConfusion) {
@@ -155,19 +170,9 @@ TEST(Functional, VjpJvpJacobiansHessian) {
 }
 
 TEST(Check, GradcheckCatchesAWrongBprop) {
-  PrimitiveDef def;
-  def.name = "wrong_square";
-  def.inputs = {"x"};
-  def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
-  def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
-  def.forward = [](KernelCtx& c) {
-    const double* x = c.inputs[0].data<double>();
-    for (int64_t i = 0; i < c.out.numel(); ++i) c.out.data<double>()[i] = x[i] * x[i];
-  };
-  def.bprop = [](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) -> std::vector<Tensor> {
-    return {in[0] * 3.0 * dout};  // wrong on purpose: should be 2 x
-  };
-  register_primitive(def);
+  register_square_with("wrong_square", [](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
+    return std::vector<Tensor>{in[0] * 3.0 * dout};  // wrong on purpose: should be 2 x
+  });
   const Fn f = [](const std::vector<Tensor>& a) -> Value { return call_op("wrong_square", {a[0]}); };
   const CheckResult r = gradcheck(f, {vec({1.0, 2.0})});
   EXPECT_FALSE(r.ok);
@@ -179,19 +184,9 @@ TEST(Check, GradcheckCatchesAWrongBprop) {
 
 TEST(Check, GradgradcheckCatchesAWrongSecondOrder) {
   // First order right (2 x dout) but written so its own derivative is wrong: dout * stop_gradient(2x).
-  PrimitiveDef def;
-  def.name = "square_first_order_only";
-  def.inputs = {"x"};
-  def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
-  def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
-  def.forward = [](KernelCtx& c) {
-    const double* x = c.inputs[0].data<double>();
-    for (int64_t i = 0; i < c.out.numel(); ++i) c.out.data<double>()[i] = x[i] * x[i];
-  };
-  def.bprop = [](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) -> std::vector<Tensor> {
-    return {ops::stop_gradient(in[0] * 2.0) * dout};
-  };
-  register_primitive(def);
+  register_square_with("square_first_order_only", [](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
+    return std::vector<Tensor>{ops::stop_gradient(in[0] * 2.0) * dout};
+  });
   const Fn f = [](const std::vector<Tensor>& a) -> Value { return call_op("square_first_order_only", {a[0]}); };
   EXPECT_TRUE(gradcheck(f, {vec({1.0, 2.0})}).ok);
   EXPECT_FALSE(gradgradcheck(f, {vec({1.0, 2.0})}).ok);
@@ -206,4 +201,20 @@ TEST(Tape, GraphIsReleasedAfterGrad) {
   const auto after = memory_stats();
   EXPECT_EQ(after.storages, before.storages);
   EXPECT_EQ(after.bytes, before.bytes);
+}
+
+TEST(Tape, DeepChainsNeitherRecurseNorLeak) {
+  // 300,000 recorded ops in one chain: the backward walk and the release of the graph are iterative.
+  const auto before = memory_stats();
+  {
+    const Fn f = [](const std::vector<Tensor>& a) -> Value {
+      Tensor y = a[0];
+      for (int i = 0; i < 300000; ++i) y = y + a[0];
+      return y;
+    };
+    const Value v = value_and_grad(f)({scalar(0.5, DType::Float64)});
+    EXPECT_DOUBLE_EQ(v[0].tensor().item(), 150000.5);
+    EXPECT_DOUBLE_EQ(v[1].tensor().item(), 300001.0);
+  }
+  EXPECT_EQ(memory_stats().storages, before.storages);
 }

@@ -25,6 +25,21 @@ class Axis {
   AttrValue value_;
 };
 
+/// A 2-D size attribute of the conv and pooling ops (kernel_size, stride, padding, dilation): one int for
+/// both axes ({v} too), or {h, w}; other lengths are passed on for the op to reject.
+class Size2 {
+ public:
+  Size2(int v) : Size2(static_cast<int64_t>(v)) {}
+  Size2(int64_t v) : value_{v, v} {}
+  Size2(int64_t h, int64_t w) : value_{h, w} {}
+  Size2(std::initializer_list<int64_t> hw)
+      : value_(hw.size() == 1 ? IntList{*hw.begin(), *hw.begin()} : IntList(hw)) {}
+  const IntList& value() const { return value_; }
+
+ private:
+  IntList value_;
+};
+
 namespace ops {
 
 // Elementwise unary
@@ -124,6 +139,20 @@ Tensor binary_cross_entropy(const Tensor& probs, const Tensor& target, const Ten
 Tensor mse_loss(const Tensor& x, const Tensor& y, const std::string& reduction = "mean");
 Tensor l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction = "mean");
 Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction = "mean", double beta = 1.0);
+/// 2-D cross-correlation of x (N, C, H, W) with w (O, C / groups, kH, kW), plus bias (O) when given.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias = {}, Size2 stride = 1, Size2 padding = 0,
+              Size2 dilation = 1, int64_t groups = 1);
+/// Pooling over the last two axes of x (N, C, H, W) or (C, H, W); stride defaults to kernel_size.
+/// max_pool2d pads with -inf; avg_pool2d counts the zero padding in each window's average.
+Tensor max_pool2d(const Tensor& x, Size2 kernel_size, std::optional<Size2> stride = std::nullopt, Size2 padding = 0);
+Tensor avg_pool2d(const Tensor& x, Size2 kernel_size, std::optional<Size2> stride = std::nullopt, Size2 padding = 0);
+/// Batch statistics per channel (axis 1) of x (N, C, ...); weight and bias shaped (C).
+Tensor batch_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+/// Statistics over the last normalized_ndim axes; weight and bias shaped like those axes.
+Tensor layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, int64_t normalized_ndim = 1,
+                  double eps = 1e-5);
+/// The rows of table (V, D) at int32 indices: shape indices.shape + (D).
+Tensor embedding(const Tensor& indices, const Tensor& table);
 
 // Graph control
 Tensor stop_gradient(const Tensor& x);

@@ -18,7 +18,8 @@ enum class Backend : uint8_t { CPU = 0, Ascend = 1, Graph = 2 };
 inline constexpr int kNumBackends = 3;
 const char* backend_name(Backend b);
 
-/// A raw buffer. Live storages are counted so bindings can report memory use.
+/// A raw buffer, 64-byte aligned. Buffers of up to 64 bytes live inside the object (no second allocation for
+/// scalars and tiny tensors). Live storages are counted so bindings can report memory use.
 class Storage {
  public:
   Storage(size_t bytes, Backend backend);
@@ -31,6 +32,8 @@ class Storage {
   Backend backend() const { return backend_; }
 
  private:
+  static constexpr size_t kInline = 64;
+  alignas(64) unsigned char inline_[kInline];
   void* data_;
   size_t bytes_;
   Backend backend_;

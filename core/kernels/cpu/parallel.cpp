@@ -13,7 +13,7 @@ namespace bprop::cpu {
 
 int num_threads() { return 1; }
 void set_num_threads(int) {}
-void parallel_for(int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& body) {
+void parallel_for_chunks(int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& body) {
   if (n > 0) body(0, n);
 }
 
@@ -96,7 +96,7 @@ Pool& pool() {
 int num_threads() { return g_threads.load(); }
 void set_num_threads(int n) { g_threads.store(std::max(1, n)); }
 
-void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
   const int threads = std::min(num_threads(), pool().size());
   const int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / std::max<int64_t>(grain, 1));

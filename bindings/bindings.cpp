@@ -1,0 +1,614 @@
+// The embind layer of the WebAssembly module: tensors, the generic call_op, grad and friends with JavaScript
+// callbacks, custom backward operators, and error mapping. It only converts and calls the core; web/index.js
+// turns these low-level functions into the package's API.
+//
+// Errors never unwind through WebAssembly frames as JavaScript exceptions (that would skip C++ destructors and
+// leave grad levels open). Every exported function catches, records the error kind and message, and returns
+// `undefined`; the JavaScript wrapper then throws the matching Error subclass. A JavaScript callback that throws
+// has its error kept on the JavaScript side and returns `undefined`; C++ turns that into JsCallbackError, which
+// unwinds the core normally, and the wrapper rethrows the original JavaScript error.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bprop/bprop.h"
+#include "bprop/vectors.h"
+
+using emscripten::val;
+
+namespace bprop::js {
+namespace {
+
+/// A JavaScript callback threw; its error waits on the JavaScript side.
+struct JsCallbackError : std::runtime_error {
+  JsCallbackError() : std::runtime_error("a JavaScript callback threw") {}
+};
+
+// Error kinds as the wrapper sees them: 0..3 are ErrorKind, then these.
+constexpr int kOtherError = 4;
+constexpr int kJsError = 5;
+
+int g_error_kind = -1;
+std::string g_error_message;
+
+/// Runs f; on any C++ exception records it and returns undefined.
+template <typename F>
+val guarded(F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    g_error_kind = static_cast<int>(e.kind());
+    g_error_message = e.what();
+  } catch (const JsCallbackError&) {
+    g_error_kind = kJsError;
+    g_error_message.clear();
+  } catch (const std::bad_alloc&) {
+    g_error_kind = kOtherError;
+    g_error_message = "out of memory in the WebAssembly heap";
+  } catch (const std::exception& e) {
+    g_error_kind = kOtherError;
+    g_error_message = e.what();
+  }
+  return val::undefined();
+}
+
+val error_kind() { return val(g_error_kind); }
+val take_error() {
+  val out = val::object();
+  out.set("kind", g_error_kind);
+  out.set("message", g_error_message);
+  g_error_kind = -1;
+  g_error_message.clear();
+  return out;
+}
+
+bool is_array(const val& v) {
+  static const val array = val::global("Array");
+  return array.call<bool>("isArray", v);
+}
+
+// ---- conversions --------------------------------------------------------------------------------------
+
+Shape to_shape(const val& v) {
+  Shape s;
+  const int n = v["length"].as<int>();
+  for (int i = 0; i < n; ++i) {
+    const double d = v[i].as<double>();
+    if (d != static_cast<double>(static_cast<int64_t>(d))) throw ValueError("a shape must be a list of integers");
+    s.push_back(static_cast<int64_t>(d));
+  }
+  return s;
+}
+
+val from_shape(const Shape& s) {
+  val out = val::array();
+  for (size_t i = 0; i < s.size(); ++i) out.set(i, static_cast<double>(s[i]));
+  return out;
+}
+
+/// A list of tensor handles (null for an omitted optional tensor) to tensors.
+std::vector<Tensor> to_tensors(const val& list) {
+  std::vector<Tensor> out;
+  const int n = list["length"].as<int>();
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const val item = list[i];
+    out.push_back(item.isNull() || item.isUndefined() ? Tensor{} : item.as<Tensor>());
+  }
+  return out;
+}
+
+val from_tensors(const std::vector<Tensor>& ts) {
+  val out = val::array();
+  for (size_t i = 0; i < ts.size(); ++i) out.set(i, ts[i].defined() ? val(ts[i]) : val::null());
+  return out;
+}
+
+val from_value(const Value& v) {
+  if (v.is_tensor()) return val(v.tensor());
+  val out = val::array();
+  for (size_t i = 0; i < v.size(); ++i) out.set(i, from_value(v[i]));
+  return out;
+}
+
+/// What a JavaScript callback returned: a tensor handle or a nested array of them. The handles were made for
+/// C++ (the wrapper hands over clones), so they are released here once copied.
+Value to_value(const val& r) {
+  if (r.isUndefined()) throw JsCallbackError();
+  if (is_array(r)) {
+    std::vector<Value> items;
+    const int n = r["length"].as<int>();
+    for (int i = 0; i < n; ++i) items.push_back(to_value(r[i]));
+    return Value(std::move(items));
+  }
+  Tensor t = r.as<Tensor>();
+  r.call<void>("delete");
+  return Value(std::move(t));
+}
+
+/// A list of callback results where null stands for "no gradient".
+std::vector<Tensor> to_grads(const val& r) {
+  if (r.isUndefined()) throw JsCallbackError();
+  std::vector<Tensor> out;
+  const int n = r["length"].as<int>();
+  for (int i = 0; i < n; ++i) {
+    const val item = r[i];
+    if (item.isNull() || item.isUndefined()) {
+      out.emplace_back();
+    } else {
+      out.push_back(item.as<Tensor>());
+      item.call<void>("delete");
+    }
+  }
+  return out;
+}
+
+AttrValue to_attr(const std::string& name, const val& v) {
+  if (v.isNull() || v.isUndefined()) return std::monostate{};
+  const std::string type = v.typeOf().as<std::string>();
+  if (type == "boolean") return v.as<bool>();
+  if (type == "string") return v.as<std::string>();
+  if (type == "number") {
+    const double d = v.as<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.0e15 && d < 9.0e15) return static_cast<int64_t>(d);
+    return d;
+  }
+  if (is_array(v)) {
+    const int n = v["length"].as<int>();
+    if (n > 0 && is_array(v[0])) {
+      IntMatrix m;
+      for (int i = 0; i < n; ++i) {
+        const val row = v[i];
+        if (!is_array(row)) throw ValueError("attribute '" + name + "' must be a list of int lists");
+        IntList r;
+        const int k = row["length"].as<int>();
+        for (int j = 0; j < k; ++j) {
+          const AttrValue e = to_attr(name, row[j]);
+          if (!std::holds_alternative<int64_t>(e)) throw ValueError("attribute '" + name + "' must hold integers");
+          r.push_back(std::get<int64_t>(e));
+        }
+        m.push_back(std::move(r));
+      }
+      return m;
+    }
+    IntList l;
+    for (int i = 0; i < n; ++i) {
+      const AttrValue e = to_attr(name, v[i]);
+      if (!std::holds_alternative<int64_t>(e)) throw ValueError("attribute '" + name + "' must be a list of integers");
+      l.push_back(std::get<int64_t>(e));
+    }
+    return l;
+  }
+  throw ValueError("attribute '" + name + "' has an unsupported type (" + type + ")");
+}
+
+/// A plain object of snake_case attribute names (the wrapper converts camelCase) to Attrs.
+Attrs to_attrs(const val& obj) {
+  Attrs attrs;
+  if (obj.isNull() || obj.isUndefined()) return attrs;
+  const val keys = val::global("Object").call<val>("keys", obj);
+  const int n = keys["length"].as<int>();
+  for (int i = 0; i < n; ++i) {
+    const std::string k = keys[i].as<std::string>();
+    const val v = obj[k];
+    if (v.isUndefined()) continue;
+    attrs.set(k, to_attr(k, v));
+  }
+  return attrs;
+}
+
+val attr_to_val(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> val {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return val::null();
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, double> || std::is_same_v<T, std::string>) {
+          return val(x);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return val(static_cast<double>(x));
+        } else if constexpr (std::is_same_v<T, IntList>) {
+          return from_shape(x);
+        } else {
+          val out = val::array();
+          for (size_t i = 0; i < x.size(); ++i) out.set(i, from_shape(x[i]));
+          return out;
+        }
+      },
+      v);
+}
+
+/// A core Fn that calls a JavaScript function with an array of tensor handles.
+Fn js_fn(const val& f) {
+  return [f](const std::vector<Tensor>& args) -> Value { return to_value(f(from_tensors(args))); };
+}
+
+val typed_view(const Tensor& t) {
+  const size_t n = static_cast<size_t>(t.numel());
+  switch (t.dtype()) {
+    case DType::Float32: return val(emscripten::typed_memory_view(n, t.data<float>()));
+    case DType::Float64: return val(emscripten::typed_memory_view(n, t.data<double>()));
+    case DType::Int32: return val(emscripten::typed_memory_view(n, t.data<int32_t>()));
+    case DType::Bool: break;
+  }
+  return val(emscripten::typed_memory_view(n, reinterpret_cast<const uint8_t*>(t.raw_data())));
+}
+
+// ---- tensors ------------------------------------------------------------------------------------------
+
+val from_bytes(val bytes, val shape, std::string dtype) {
+  return guarded([&] {
+    const DType dt = parse_dtype(dtype);
+    Tensor t = Tensor::empty(to_shape(shape), dt);
+    const size_t n = static_cast<size_t>(bytes["length"].as<double>());
+    if (n != t.nbytes()) {
+      throw ValueError("bprop.tensor: got " + std::to_string(n / dtype_size(dt)) + " values for shape " +
+                       shape_str(t.shape()));
+    }
+    val(emscripten::typed_memory_view(n, static_cast<uint8_t*>(t.raw_data()))).call<void>("set", bytes);
+    return val(t);
+  });
+}
+
+/// A copy of the tensor's elements as a typed array (bool as Uint8Array).
+val data_copy(const Tensor& t) {
+  return guarded([&] { return typed_view(t).call<val>("slice"); });
+}
+val shape_of(const Tensor& t) { return from_shape(t.shape()); }
+val dtype_of_tensor(const Tensor& t) { return val(std::string(dtype_name(t.dtype()))); }
+val to_string(const Tensor& t, int max_elements) {
+  return guarded([&] { return val(t.to_string(max_elements)); });
+}
+val item(const Tensor& t) {
+  return guarded([&] { return val(t.item()); });
+}
+val clone(const Tensor& t) {
+  return guarded([&] { return val(t.clone()); });
+}
+
+val full(val shape, double value, std::string dtype) {
+  return guarded([&] { return val(bprop::full(to_shape(shape), value, parse_dtype(dtype))); });
+}
+val arange(double start, double stop, double step, std::string dtype) {
+  return guarded([&] { return val(bprop::arange(start, stop, step, parse_dtype(dtype))); });
+}
+val linspace(double start, double stop, double num, std::string dtype) {
+  return guarded([&] { return val(bprop::linspace(start, stop, static_cast<int64_t>(num), parse_dtype(dtype))); });
+}
+val eye(double n, std::string dtype) {
+  return guarded([&] { return val(bprop::eye(static_cast<int64_t>(n), parse_dtype(dtype))); });
+}
+val randn(val shape, double seed, std::string dtype) {
+  return guarded([&] { return val(bprop::randn(to_shape(shape), static_cast<uint64_t>(seed), parse_dtype(dtype))); });
+}
+val rand(val shape, double seed, double low, double high, std::string dtype) {
+  return guarded([&] {
+    return val(bprop::rand(to_shape(shape), static_cast<uint64_t>(seed), low, high, parse_dtype(dtype)));
+  });
+}
+val scalar_like(double v, const Tensor& like) {
+  return guarded([&] { return val(bprop::scalar_like(v, like)); });
+}
+val scalar(double v, std::string dtype) {
+  return guarded([&] { return val(bprop::scalar(v, parse_dtype(dtype))); });
+}
+
+val memory() {
+  const MemoryStats s = memory_stats();
+  val out = val::object();
+  out.set("tensors", static_cast<double>(s.storages));
+  out.set("bytes", static_cast<double>(s.bytes));
+  return out;
+}
+
+// ---- ops ----------------------------------------------------------------------------------------------
+
+val call_op(std::string name, val inputs, val attrs) {
+  return guarded([&] { return val(bprop::call_op(name, to_tensors(inputs), to_attrs(attrs))); });
+}
+
+val op_names() {
+  return guarded([&] {
+    const std::vector<std::string> names = registry().names();
+    val out = val::array();
+    for (size_t i = 0; i < names.size(); ++i) out.set(i, names[i]);
+    return out;
+  });
+}
+
+/// {inputs: [{name, optional}], variadic, attrs: [{name, default}], noGrad, family} of a registered op.
+val op_spec(std::string name) {
+  return guarded([&] {
+    const OpDef& op = registry().get(name);
+    val out = val::object();
+    val inputs = val::array();
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      val in = val::object();
+      in.set("name", op.inputs[i].name);
+      in.set("optional", op.inputs[i].optional);
+      inputs.set(i, in);
+    }
+    val attrs = val::array();
+    for (size_t i = 0; i < op.attrs.size(); ++i) {
+      val a = val::object();
+      a.set("name", op.attrs[i].name);
+      a.set("required", op.attrs[i].required);
+      a.set("default", attr_to_val(op.attrs[i].default_value));
+      attrs.set(i, a);
+    }
+    out.set("name", op.name);
+    out.set("inputs", inputs);
+    out.set("variadic", op.variadic);
+    out.set("attrs", attrs);
+    out.set("noGrad", op.no_grad);
+    out.set("family", op.family);
+    return out;
+  });
+}
+
+// ---- autodiff -----------------------------------------------------------------------------------------
+
+GradPosition to_position(const val& p) {
+  if (p.isNull() || p.isUndefined()) return GradPosition(nullptr);
+  if (is_array(p)) {
+    std::vector<int> ps;
+    const int n = p["length"].as<int>();
+    for (int i = 0; i < n; ++i) ps.push_back(p[i].as<int>());
+    return GradPosition(std::move(ps));
+  }
+  return GradPosition(p.as<int>());
+}
+
+std::vector<Parameter> to_parameters(const val& list) {
+  std::vector<Parameter> out;
+  for (const Tensor& t : to_tensors(list)) out.push_back(Parameter::from(t));
+  return out;
+}
+
+/// grad / value_and_grad applied at once: the wrapper keeps fn and options in a closure.
+val grad_call(val fn, val position, val weights, bool has_aux, bool with_value, val args, val sens) {
+  return guarded([&] {
+    const GradFn g = with_value ? value_and_grad(js_fn(fn), to_position(position), to_parameters(weights), has_aux)
+                                : grad(js_fn(fn), to_position(position), to_parameters(weights), has_aux);
+    const std::vector<Tensor> a = to_tensors(args);
+    const Value r = sens.isNull() || sens.isUndefined() ? g(a) : g(a, sens.as<Tensor>());
+    return from_value(r);
+  });
+}
+
+val vjp_call(val fn, val inputs, const Tensor& v) {
+  return guarded([&] {
+    auto [out, grads] = bprop::vjp(js_fn(fn), to_tensors(inputs), v);
+    val r = val::array();
+    r.set(0, val(out));
+    r.set(1, from_tensors(grads));
+    return r;
+  });
+}
+
+val jvp_call(val fn, val inputs, val tangents) {
+  return guarded([&] {
+    auto [out, t] = bprop::jvp(js_fn(fn), to_tensors(inputs), to_tensors(tangents));
+    val r = val::array();
+    r.set(0, val(out));
+    r.set(1, val(t));
+    return r;
+  });
+}
+
+val jacobian_call(std::string kind, val fn, int argnum, val inputs) {
+  return guarded([&] {
+    std::function<Tensor(const std::vector<Tensor>&)> j;
+    if (kind == "jacrev") {
+      j = bprop::jacrev(js_fn(fn), argnum);
+    } else if (kind == "jacfwd") {
+      j = bprop::jacfwd(js_fn(fn), argnum);
+    } else {
+      j = bprop::hessian(js_fn(fn), argnum);
+    }
+    return val(j(to_tensors(inputs)));
+  });
+}
+
+val gradcheck_call(val fn, val inputs, double eps, double atol, double rtol, bool second) {
+  return guarded([&] {
+    const CheckOptions opts{eps, atol, rtol};
+    const CheckResult r = second ? bprop::gradgradcheck(js_fn(fn), to_tensors(inputs), opts)
+                                 : bprop::gradcheck(js_fn(fn), to_tensors(inputs), opts);
+    val out = val::object();
+    out.set("ok", r.ok);
+    out.set("maxAbsError", r.max_abs_error);
+    out.set("message", r.message);
+    return out;
+  });
+}
+
+/// Runs a JavaScript body with every grad level suspended.
+val no_grad_call(val body) {
+  return guarded([&] {
+    bprop::no_grad([&] {
+      if (body().isUndefined()) throw JsCallbackError();
+    });
+    return val(true);
+  });
+}
+
+/// A custom backward operator (a JavaScript Cell with bprop): forward(handles) -> handle, bprop(handles, out,
+/// dout) -> array of handles or nulls.
+val apply_custom(std::string name, val inputs, val forward, val bprop_fn) {
+  return guarded([&] {
+    const Tensor out = autodiff::apply_custom(
+        name, to_tensors(inputs),
+        [forward, name](const std::vector<Tensor>& in) {
+          const Value v = to_value(forward(from_tensors(in)));
+          if (!v.is_tensor()) throw ValueError("For '" + name + "', construct must return one tensor");
+          return v.tensor();
+        },
+        [bprop_fn](const std::vector<Tensor>& in, const Tensor& o, const Tensor& d) {
+          return to_grads(bprop_fn(from_tensors(in), val(o), val(d)));
+        });
+    return val(out);
+  });
+}
+
+val make_parameter(const Tensor& t, std::string name, bool requires_grad) {
+  return guarded([&] { return val(static_cast<Tensor>(Parameter(t, name, requires_grad))); });
+}
+val parameter_assign(const Tensor& p, const Tensor& value) {
+  return guarded([&] {
+    Parameter::from(p).assign(value);
+    return val(true);
+  });
+}
+val parameter_info(const Tensor& p) {
+  val out = val::object();
+  out.set("isParameter", p.impl()->is_parameter);
+  out.set("name", p.impl()->name);
+  out.set("requiresGrad", p.impl()->requires_grad);
+  return out;
+}
+val set_requires_grad(const Tensor& p, bool v) {
+  return guarded([&] {
+    Parameter::from(p).set_requires_grad(v);
+    return val(true);
+  });
+}
+
+/// A primitive whose shape rule, dtype rule, forward kernel and bprop are JavaScript functions:
+/// infer_shape(shapes) -> shape, infer_dtype(dtypes) -> name, forward(arrays, shapes, dtypes, outShape,
+/// outDtype) -> values, bprop(handles, out, dout) -> array of handles or nulls.
+val register_primitive_call(std::string name, val input_names, val infer_shape, val infer_dtype, val forward,
+                            val bprop_fn) {
+  return guarded([&] {
+    PrimitiveDef def;
+    def.name = name;
+    const int n = input_names["length"].as<int>();
+    for (int i = 0; i < n; ++i) def.inputs.push_back(input_names[i].as<std::string>());
+    const auto shapes = [](const std::vector<Tensor>& ts) {
+      val out = val::array();
+      for (size_t i = 0; i < ts.size(); ++i) out.set(i, ts[i].defined() ? from_shape(ts[i].shape()) : val::null());
+      return out;
+    };
+    const auto dtypes = [](const std::vector<Tensor>& ts) {
+      val out = val::array();
+      for (size_t i = 0; i < ts.size(); ++i) {
+        out.set(i, ts[i].defined() ? val(std::string(dtype_name(ts[i].dtype()))) : val::null());
+      }
+      return out;
+    };
+    def.infer_shape = [infer_shape, shapes](const InferCtx& c) {
+      const val r = infer_shape(shapes(c.inputs));
+      if (r.isUndefined()) throw JsCallbackError();
+      return to_shape(r);
+    };
+    def.infer_dtype = [infer_dtype, dtypes](const InferCtx& c) {
+      const val r = infer_dtype(dtypes(c.inputs));
+      if (r.isUndefined()) throw JsCallbackError();
+      return parse_dtype(r.as<std::string>(), "For '" + c.op.name + "', inferDtype's result");
+    };
+    def.forward = [forward, shapes, dtypes](KernelCtx& c) {
+      val arrays = val::array();
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        arrays.set(i, c.inputs[i].defined() ? typed_view(c.inputs[i]).call<val>("slice") : val::null());
+      }
+      const val r = forward(arrays, shapes(c.inputs), dtypes(c.inputs), from_shape(c.out_shape),
+                            val(std::string(dtype_name(c.out_dtype))));
+      if (r.isUndefined()) throw JsCallbackError();
+      const int64_t got = static_cast<int64_t>(r["length"].as<double>());
+      if (got != c.out.numel()) {
+        throw ValueError("For '" + c.op.name + "', forward returned " + std::to_string(got) + " values for shape " +
+                         shape_str(c.out_shape));
+      }
+      typed_view(c.out).call<void>("set", r);
+    };
+    def.bprop = [bprop_fn](const std::vector<Tensor>& in, const Tensor& o, const Tensor& d) {
+      return to_grads(bprop_fn(from_tensors(in), val(o), val(d)));
+    };
+    register_primitive(def);
+    return val(true);
+  });
+}
+
+// ---- gradient test vectors ----------------------------------------------------------------------------
+
+/// Runs a vector file given as text through the core's runner (the same one `bprop check` uses):
+/// {errors: [reading problems], passed, failed, results: [{name, passed, line, raised}]} where `line` is
+/// the runner's description of a failed case.
+val run_vectors(std::string text, std::string path) {
+  return guarded([&] {
+    const vectors::VectorFile file = vectors::parse(text, path);
+    const vectors::FileSummary s = vectors::run_file(file);
+    val errors = val::array();
+    for (size_t i = 0; i < file.errors.size(); ++i) errors.set(i, file.errors[i]);
+    val results = val::array();
+    for (size_t i = 0; i < s.results.size(); ++i) {
+      const vectors::CaseResult& r = s.results[i];
+      val o = val::object();
+      o.set("name", r.name);
+      o.set("passed", r.passed);
+      o.set("line", r.passed ? std::string() : vectors::describe(r));
+      o.set("raised", r.raised);
+      results.set(i, o);
+    }
+    val out = val::object();
+    out.set("errors", errors);
+    out.set("passed", s.passed);
+    out.set("failed", s.failed);
+    out.set("results", results);
+    return out;
+  });
+}
+
+}  // namespace
+}  // namespace bprop::js
+
+EMSCRIPTEN_BINDINGS(bprop) {
+  using namespace emscripten;
+  namespace js = bprop::js;
+  class_<bprop::Tensor>("Tensor");
+
+  function("errorKind", &js::error_kind);
+  function("takeError", &js::take_error);
+
+  function("fromBytes", &js::from_bytes);
+  function("dataCopy", &js::data_copy);
+  function("shapeOf", &js::shape_of);
+  function("dtypeOf", &js::dtype_of_tensor);
+  function("toString", &js::to_string);
+  function("item", &js::item);
+  function("clone", &js::clone);
+  function("full", &js::full);
+  function("arange", &js::arange);
+  function("linspace", &js::linspace);
+  function("eye", &js::eye);
+  function("randn", &js::randn);
+  function("rand", &js::rand);
+  function("scalarLike", &js::scalar_like);
+  function("scalar", &js::scalar);
+  function("memory", &js::memory);
+
+  function("callOp", &js::call_op);
+  function("opNames", &js::op_names);
+  function("opSpec", &js::op_spec);
+
+  function("gradCall", &js::grad_call);
+  function("vjp", &js::vjp_call);
+  function("jvp", &js::jvp_call);
+  function("jacobian", &js::jacobian_call);
+  function("gradcheck", &js::gradcheck_call);
+  function("noGrad", &js::no_grad_call);
+  function("applyCustom", &js::apply_custom);
+  function("makeParameter", &js::make_parameter);
+  function("parameterAssign", &js::parameter_assign);
+  function("parameterInfo", &js::parameter_info);
+  function("setRequiresGrad", &js::set_requires_grad);
+  function("registerPrimitive", &js::register_primitive_call);
+  function("runVectors", &js::run_vectors);
+}

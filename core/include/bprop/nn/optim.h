@@ -1,0 +1,151 @@
+// Optimizers over a list of Parameters (usually cell.trainable_params()) with PyTorch's update rules, and
+// learning-rate schedules. Updates write the parameters' data in place, outside autodiff; the optimizer state
+// has the parameters' dtype and the arithmetic runs in float64.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bprop/grad.h"
+
+namespace bprop::optim {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  /// One update from one gradient per parameter (same order and shapes). Parameters whose requires_grad is
+  /// false are left alone. ShapeError / ValueError on a count or shape mismatch, before anything is written.
+  void step(const std::vector<Tensor>& grads);
+  /// step() with the gradient tuple grad / value_and_grad return for weights=parameters().
+  void apply_gradients(const Value& grads) { step(grads.flatten()); }
+  /// MindSpore's optimizer(grads).
+  void operator()(const std::vector<Tensor>& grads) { step(grads); }
+
+  const std::vector<Parameter>& parameters() const { return params_; }
+  double learning_rate() const { return lr_; }
+  void set_learning_rate(double lr);
+  /// step() calls so far.
+  int64_t step_count() const { return steps_; }
+  /// Updates parameter i received (steps where its requires_grad was false do not count).
+  int64_t update_count(size_t i) const { return i < updates_.size() ? updates_[i] : 0; }
+  /// "SGD", "Adam", ...
+  const std::string& name() const { return name_; }
+  /// The state tensors (momentum buffers, moments) of parameter i by name, for inspection and checkpoints.
+  /// ValueError when i is out of range.
+  const std::map<std::string, Tensor>& state(size_t i) const;
+
+ protected:
+  Optimizer(std::string name, std::vector<Parameter> params, double lr, double weight_decay);
+  /// Updates parameter i from its gradient (already in the parameter's dtype and shape).
+  virtual void update(size_t i, Parameter& p, const Tensor& grad) = 0;
+  /// State tensor `key` of parameter i, created as zeros of the parameter's shape and dtype on first use.
+  Tensor& state_tensor(size_t i, const std::string& key, bool* created = nullptr);
+
+  std::string name_;
+  std::vector<Parameter> params_;
+  double lr_;
+  double weight_decay_;
+  int64_t steps_ = 0;
+  std::vector<int64_t> updates_;
+  std::vector<std::map<std::string, Tensor>> state_;
+};
+
+/// PyTorch's SGD: g += weight_decay * p; with momentum, buf = g on the first step, then
+/// buf = momentum * buf + (1 - dampening) * g, and g = g + momentum * buf (nesterov) or buf; p -= lr * g.
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Parameter> params, double lr = 1e-3, double momentum = 0.0, double dampening = 0.0,
+      bool nesterov = false, double weight_decay = 0.0);
+
+ protected:
+  SGD(std::string name, std::vector<Parameter> params, double lr, double momentum, double dampening, bool nesterov,
+      double weight_decay);
+  void update(size_t i, Parameter& p, const Tensor& grad) override;
+
+ private:
+  double momentum_, dampening_;
+  bool nesterov_;
+};
+
+/// MindSpore's Momentum: accum = momentum * accum + g; p -= lr * accum (or lr * (g + momentum * accum) with
+/// use_nesterov); weight_decay adds weight_decay * p to g. The same numbers as SGD without dampening.
+class Momentum : public SGD {
+ public:
+  Momentum(std::vector<Parameter> params, double learning_rate, double momentum, double weight_decay = 0.0,
+           bool use_nesterov = false);
+};
+
+/// PyTorch's Adam (weight_decay as an L2 term added to the gradient) and, with decoupled, AdamW.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Parameter> params, double lr = 1e-3, std::pair<double, double> betas = {0.9, 0.999},
+       double eps = 1e-8, double weight_decay = 0.0, bool amsgrad = false);
+
+ protected:
+  Adam(std::string name, std::vector<Parameter> params, double lr, std::pair<double, double> betas, double eps,
+       double weight_decay, bool amsgrad, bool decoupled);
+  void update(size_t i, Parameter& p, const Tensor& grad) override;
+
+ private:
+  double beta1_, beta2_, eps_;
+  bool amsgrad_, decoupled_;
+};
+
+/// PyTorch's AdamW: p *= 1 - lr * weight_decay, then the Adam step without the L2 term.
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Parameter> params, double lr = 1e-3, std::pair<double, double> betas = {0.9, 0.999},
+        double eps = 1e-8, double weight_decay = 1e-2, bool amsgrad = false);
+};
+
+// ---- learning-rate schedules ------------------------------------------------------------------------
+
+/// Sets the optimizer's learning rate from the epoch count (PyTorch's LRScheduler, closed forms). The
+/// optimizer must outlive the schedule. Construction sets the rate for epoch 0.
+class LRScheduler {
+ public:
+  virtual ~LRScheduler() = default;
+  /// Advances one epoch and sets the optimizer's learning rate.
+  void step();
+  /// The rate set last.
+  double get_last_lr() const { return last_lr_; }
+  int64_t last_epoch() const { return epoch_; }
+  double base_lr() const { return base_lr_; }
+  /// The rate at `epoch`.
+  virtual double lr_at(int64_t epoch) const = 0;
+
+ protected:
+  explicit LRScheduler(Optimizer& optimizer);
+  void apply();
+  Optimizer& opt_;
+  double base_lr_;
+  int64_t epoch_ = 0;
+  double last_lr_;
+};
+
+/// lr = base_lr * gamma^(floor(epoch / step_size)).
+class StepLR : public LRScheduler {
+ public:
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  double lr_at(int64_t epoch) const override;
+
+ private:
+  int64_t step_size_;
+  double gamma_;
+};
+
+/// lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.
+class CosineAnnealingLR : public LRScheduler {
+ public:
+  CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double eta_min = 0.0);
+  double lr_at(int64_t epoch) const override;
+
+ private:
+  int64_t t_max_;
+  double eta_min_;
+};
+
+}  // namespace bprop::optim

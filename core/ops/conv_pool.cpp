@@ -1,0 +1,741 @@
+// Convolution and pooling, PyTorch semantics: conv2d max_pool2d avg_pool2d, and the linear ops their gradients
+// are written with, each differentiable again:
+//   conv2d_input_grad(dout, w)   the transposed convolution (col2im of w^T dout): d conv2d / d x
+//   conv2d_weight_grad(x, dout)  dout im2col(x)^T summed over the batch:           d conv2d / d w
+//   max_pool2d_grad(dout, x)     dout added onto each window's argmax in x
+//   max_pool2d_gather(g, x)      g read at each window's argmax in x (the transpose of max_pool2d_grad)
+//   avg_pool2d_grad(dout)        dout / (kH kW) spread over each window (the transpose of avg_pool2d)
+// conv2d runs as im2col + one Eigen GEMM per image and group, images split over the threads.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "kernels/cpu/copy.h"
+#include "kernels/cpu/im2col.h"
+#include "ops/op_helpers.h"
+
+namespace bprop {
+namespace {
+
+using namespace opdef;
+
+template <typename T>
+using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using MatMap = Eigen::Map<RowMatrix<T>>;
+template <typename T>
+using ConstMatMap = Eigen::Map<const RowMatrix<T>>;
+
+// Multiply-adds below which work runs on one thread.
+constexpr int64_t kGemmGrain = int64_t{1} << 17;
+// conv2d_weight_grad sums the batch in this many fixed blocks (at most), each with its own partial sum, so
+// the result does not depend on the number of threads.
+constexpr int64_t kWeightGradBlocks = 16;
+
+std::string ints_str(const IntList& v) { return attr_value_str(AttrValue(v)); }
+std::string pair_str(int64_t a, int64_t b) { return shape_str({a, b}); }
+std::string arg_desc(const InferCtx& c, size_t i) {
+  return "argument '" + c.op.inputs[i].name + "' of shape " + shape_str(c.input(i).shape());
+}
+
+// An IntPair attribute (normalised to [h, w]).
+std::pair<int64_t, int64_t> pair_attr(const Attrs& a, const char* name) {
+  const IntList v = a.get_ints(name);
+  return {v[0], v[1]};
+}
+
+// A shape given as an attribute (x_shape, w_shape): non-negative entries of the expected count.
+Shape shape_attr(const InferCtx& c, const char* name, size_t min_rank, size_t max_rank) {
+  const IntList v = c.attrs.get_ints(name);
+  const bool bad_rank = v.size() < min_rank || v.size() > max_rank;
+  if (bad_rank || std::any_of(v.begin(), v.end(), [](int64_t d) { return d < 0; })) {
+    const std::string ranks = min_rank == max_rank ? std::to_string(min_rank)
+                                                   : std::to_string(min_rank) + " or " + std::to_string(max_rank);
+    c.value_error("attribute '" + std::string(name) + "' must be a shape of " + ranks +
+                  " non-negative sizes, got " + ints_str(v));
+  }
+  return Shape(v.begin(), v.end());
+}
+
+void require_at_least(const InferCtx& c, const char* name, std::pair<int64_t, int64_t> v, int64_t lo,
+                      const char* what) {
+  if (v.first < lo || v.second < lo) {
+    c.value_error("attribute '" + std::string(name) + "' must be " + what + ", got " + ints_str({v.first, v.second}));
+  }
+}
+
+// ---- convolution geometry ----
+
+struct ConvDims {
+  int64_t n = 0, c = 0, h = 0, w = 0;     // x: (N, C, H, W)
+  int64_t o = 0, cg = 0, kh = 0, kw = 0;  // w: (O, C / groups, kH, kW)
+  int64_t groups = 1;
+  cpu::ConvGeom geom;  // one group of one image
+
+  int64_t og() const { return o / groups; }
+  Shape x_shape() const { return {n, c, h, w}; }
+  Shape w_shape() const { return {o, cg, kh, kw}; }
+  Shape y_shape() const { return {n, o, geom.oh, geom.ow}; }
+};
+
+// Validates a convolution of an input of shape xs by a weight of shape ws under c's stride, padding,
+// dilation and groups; x_desc / w_desc say where the shapes came from.
+ConvDims conv_dims(const InferCtx& c, const Shape& xs, const Shape& ws, const std::string& x_desc,
+                   const std::string& w_desc) {
+  if (xs.size() != 4) c.shape_error(x_desc + " must be 4-D (N, C, H, W)");
+  if (ws.size() != 4) c.shape_error(w_desc + " must be 4-D (out_channels, in_channels / groups, kH, kW)");
+  const auto stride = pair_attr(c.attrs, "stride");
+  const auto padding = pair_attr(c.attrs, "padding");
+  const auto dilation = pair_attr(c.attrs, "dilation");
+  const int64_t groups = c.attrs.get_int("groups");
+  require_at_least(c, "stride", stride, 1, "positive");
+  require_at_least(c, "padding", padding, 0, "non-negative");
+  require_at_least(c, "dilation", dilation, 1, "positive");
+  if (groups < 1) c.value_error("attribute 'groups' must be positive, got " + std::to_string(groups));
+  ConvDims d;
+  d.n = xs[0], d.c = xs[1], d.h = xs[2], d.w = xs[3];
+  d.o = ws[0], d.cg = ws[1], d.kh = ws[2], d.kw = ws[3];
+  d.groups = groups;
+  if (d.c % groups != 0) {
+    c.value_error("attribute 'groups' (" + std::to_string(groups) + ") must divide the " + std::to_string(d.c) +
+                  " input channels of " + x_desc);
+  }
+  if (d.o % groups != 0) {
+    c.value_error("attribute 'groups' (" + std::to_string(groups) + ") must divide the " + std::to_string(d.o) +
+                  " output channels of " + w_desc);
+  }
+  if (d.cg * groups != d.c) {
+    c.shape_error(x_desc + " has " + std::to_string(d.c) + " input channels but " + w_desc + " with groups " +
+                  std::to_string(groups) + " expects " + std::to_string(d.cg * groups) +
+                  " (w.shape[1] * groups)");
+  }
+  if (d.kh < 1 || d.kw < 1) c.shape_error(w_desc + " has an empty kernel");
+  const int64_t ekh = dilation.first * (d.kh - 1) + 1, ekw = dilation.second * (d.kw - 1) + 1;
+  const int64_t hp = d.h + 2 * padding.first, wp = d.w + 2 * padding.second;
+  if (hp < ekh || wp < ekw) {
+    c.shape_error("the kernel of " + w_desc + " with dilation " + pair_str(dilation.first, dilation.second) +
+                  " spans " + pair_str(ekh, ekw) + ", more than the padded input " + pair_str(hp, wp) + " of " +
+                  x_desc + " with padding " + pair_str(padding.first, padding.second));
+  }
+  cpu::ConvGeom& g = d.geom;
+  g.channels = d.cg;
+  g.h = d.h, g.w = d.w, g.kh = d.kh, g.kw = d.kw;
+  g.sh = stride.first, g.sw = stride.second;
+  g.ph = padding.first, g.pw = padding.second;
+  g.dh = dilation.first, g.dw = dilation.second;
+  g.oh = (hp - ekh) / g.sh + 1;
+  g.ow = (wp - ekw) / g.sw + 1;
+  return d;
+}
+
+// conv2d(x, w, bias?)
+ConvDims conv2d_dims(const InferCtx& c) {
+  const ConvDims d = conv_dims(c, c.input(0).shape(), c.input(1).shape(), arg_desc(c, 0), arg_desc(c, 1));
+  if (c.has_input(2) && c.input(2).shape() != Shape{d.o}) {
+    c.shape_error(arg_desc(c, 2) + " must have one entry per output channel of " + arg_desc(c, 1) + ", " +
+                  shape_str({d.o}));
+  }
+  return d;
+}
+
+// The output of `what` must be the shape of argument `i` (the cotangent of a gradient op).
+void require_dout(const InferCtx& c, size_t i, const Shape& expected, const std::string& what) {
+  if (c.input(i).shape() != expected) {
+    c.shape_error(arg_desc(c, i) + " does not match the shape " + shape_str(expected) + " of " + what);
+  }
+}
+
+// conv2d_input_grad(dout, w) {x_shape, ...}
+ConvDims input_grad_dims(const InferCtx& c) {
+  const Shape xs = shape_attr(c, "x_shape", 4, 4);
+  const std::string x_desc = "attribute 'x_shape' " + ints_str(IntList(xs.begin(), xs.end()));
+  const ConvDims d = conv_dims(c, xs, c.input(1).shape(), x_desc, arg_desc(c, 1));
+  require_dout(c, 0, d.y_shape(), "the convolution of " + x_desc + " by " + arg_desc(c, 1));
+  return d;
+}
+
+// conv2d_weight_grad(x, dout) {w_shape, ...}
+ConvDims weight_grad_dims(const InferCtx& c) {
+  const Shape ws = shape_attr(c, "w_shape", 4, 4);
+  const std::string w_desc = "attribute 'w_shape' " + ints_str(IntList(ws.begin(), ws.end()));
+  const ConvDims d = conv_dims(c, c.input(0).shape(), ws, arg_desc(c, 0), w_desc);
+  require_dout(c, 1, d.y_shape(), "the convolution of " + arg_desc(c, 0) + " by " + w_desc);
+  return d;
+}
+
+// Every defined input float; the output in their promoted type.
+DType float_inputs_dtype(const InferCtx& c) {
+  DType d = DType::Float32;
+  bool first = true;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.has_input(i)) continue;
+    require_float(c, i);
+    d = first ? c.input(i).dtype() : promote_types(d, c.input(i).dtype());
+    first = false;
+  }
+  return d;
+}
+
+// ---- convolution kernels (x, w, y row-major; one unit of work = one group of one image) ----
+
+template <typename T>
+void conv2d_forward(const T* x, const T* w, const T* bias, T* y, const ConvDims& d) {
+  const cpu::ConvGeom& g = d.geom;
+  const int64_t k = g.rows(), l = g.cols(), og = d.og();
+  const int64_t cost = std::max<int64_t>(1, og * k * l);
+  cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t u0, int64_t u1) {
+    std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / d.groups, gi = u % d.groups;
+      const T* xg = x + (n * d.c + gi * d.cg) * d.h * d.w;
+      T* yg = y + (n * d.o + gi * og) * l;
+      MatMap<T> out(yg, og, l);
+      if (k == 0) {
+        out.setZero();
+      } else {
+        const T* src = xg;
+        if (!g.pointwise()) {
+          cpu::im2col(xg, col.data(), g);
+          src = col.data();
+        }
+        out.noalias() = ConstMatMap<T>(w + gi * og * k, og, k) * ConstMatMap<T>(src, k, l);
+      }
+      if (bias) {
+        for (int64_t r = 0; r < og; ++r) {
+          const T b = bias[gi * og + r];
+          T* row = yg + r * l;
+          for (int64_t i = 0; i < l; ++i) row[i] += b;
+        }
+      }
+    }
+  });
+}
+
+// dx = col2im(w_g^T dout_g) per image and group.
+template <typename T>
+void conv2d_input_grad_impl(const T* dy, const T* w, T* dx, const ConvDims& d) {
+  const cpu::ConvGeom& g = d.geom;
+  const int64_t k = g.rows(), l = g.cols(), og = d.og(), image = d.cg * d.h * d.w;
+  const int64_t cost = std::max<int64_t>(1, og * k * l);
+  cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t u0, int64_t u1) {
+    std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / d.groups, gi = u % d.groups;
+      T* dxg = dx + (n * d.c + gi * d.cg) * d.h * d.w;
+      if (og == 0 || l == 0) {
+        std::fill(dxg, dxg + image, T(0));
+        continue;
+      }
+      const ConstMatMap<T> wg(w + gi * og * k, og, k);
+      const ConstMatMap<T> dyg(dy + (n * d.o + gi * og) * l, og, l);
+      if (g.pointwise()) {
+        MatMap<T>(dxg, k, l).noalias() = wg.transpose() * dyg;
+        continue;
+      }
+      MatMap<T>(col.data(), k, l).noalias() = wg.transpose() * dyg;
+      std::fill(dxg, dxg + image, T(0));
+      cpu::col2im(col.data(), dxg, g);
+    }
+  });
+}
+
+// dw_g = sum over images of dout_g im2col(x_g)^T.
+template <typename T>
+void conv2d_weight_grad_impl(const T* x, const T* dy, T* dw, const ConvDims& d) {
+  const cpu::ConvGeom& g = d.geom;
+  const int64_t k = g.rows(), l = g.cols(), og = d.og(), size = d.o * k;
+  std::fill(dw, dw + size, T(0));
+  if (d.n == 0 || size == 0 || l == 0) return;
+  const int64_t blocks = std::min(d.n, kWeightGradBlocks);
+  std::vector<T> partial(static_cast<size_t>((blocks - 1) * size), T(0));  // block 0 sums into dw
+  const int64_t block_cost = std::max<int64_t>(1, (d.n / blocks) * d.o * k * l);
+  cpu::parallel_for(blocks, std::max<int64_t>(1, kGemmGrain / block_cost), [&](int64_t b0, int64_t b1) {
+    std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+    for (int64_t b = b0; b < b1; ++b) {
+      T* acc = b == 0 ? dw : partial.data() + (b - 1) * size;
+      for (int64_t n = b * d.n / blocks; n < (b + 1) * d.n / blocks; ++n) {
+        for (int64_t gi = 0; gi < d.groups; ++gi) {
+          const T* src = x + (n * d.c + gi * d.cg) * d.h * d.w;
+          if (!g.pointwise()) {
+            cpu::im2col(src, col.data(), g);
+            src = col.data();
+          }
+          MatMap<T>(acc + gi * og * k, og, k).noalias() +=
+              ConstMatMap<T>(dy + (n * d.o + gi * og) * l, og, l) * ConstMatMap<T>(src, k, l).transpose();
+        }
+      }
+    }
+  });
+  for (int64_t b = 1; b < blocks; ++b) {
+    const T* p = partial.data() + (b - 1) * size;
+    for (int64_t i = 0; i < size; ++i) dw[i] += p[i];
+  }
+}
+
+void conv2d_kernel(KernelCtx& c) {
+  const ConvDims d = conv2d_dims(InferCtx{c.op, c.inputs, c.attrs});
+  const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  const Tensor w = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  const bool has_bias = c.inputs.size() > 2 && c.inputs[2].defined();
+  const Tensor b = has_bias ? cpu::as_dtype(c.inputs[2], c.out_dtype) : Tensor();
+  if (c.out.numel() == 0) return;
+  visit_float(c.out_dtype, [&]<typename T>() {
+    conv2d_forward(x.data<T>(), w.data<T>(), has_bias ? b.data<T>() : nullptr, c.out.data<T>(), d);
+  });
+}
+
+void conv2d_input_grad_kernel(KernelCtx& c) {
+  const ConvDims d = input_grad_dims(InferCtx{c.op, c.inputs, c.attrs});
+  const Tensor dy = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  const Tensor w = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  if (c.out.numel() == 0) return;
+  visit_float(c.out_dtype,
+              [&]<typename T>() { conv2d_input_grad_impl(dy.data<T>(), w.data<T>(), c.out.data<T>(), d); });
+}
+
+void conv2d_weight_grad_kernel(KernelCtx& c) {
+  const ConvDims d = weight_grad_dims(InferCtx{c.op, c.inputs, c.attrs});
+  const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  const Tensor dy = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  if (c.out.numel() == 0) return;
+  visit_float(c.out_dtype,
+              [&]<typename T>() { conv2d_weight_grad_impl(x.data<T>(), dy.data<T>(), c.out.data<T>(), d); });
+}
+
+// ---- convolution ops, typed (the bprops are written with these) ----
+
+Attrs conv_attrs(const Attrs& a) {
+  return {{"stride", a.get("stride")}, {"padding", a.get("padding")}, {"dilation", a.get("dilation")},
+          {"groups", a.get("groups")}};
+}
+
+Tensor conv2d_op(const Tensor& x, const Tensor& w, const Attrs& a) {
+  static const OpDef& op = registry().get("conv2d");
+  return call_op(op, {x, w}, conv_attrs(a));
+}
+
+Tensor conv2d_input_grad(const Tensor& dout, const Tensor& w, const Shape& x_shape, const Attrs& a) {
+  static const OpDef& op = registry().get("conv2d_input_grad");
+  Attrs attrs = conv_attrs(a);
+  attrs.set("x_shape", IntList(x_shape.begin(), x_shape.end()));
+  return call_op(op, {dout, w}, attrs);
+}
+
+Tensor conv2d_weight_grad(const Tensor& x, const Tensor& dout, const Shape& w_shape, const Attrs& a) {
+  static const OpDef& op = registry().get("conv2d_weight_grad");
+  Attrs attrs = conv_attrs(a);
+  attrs.set("w_shape", IntList(w_shape.begin(), w_shape.end()));
+  return call_op(op, {x, dout}, attrs);
+}
+
+std::vector<AttrSpec> conv_attr_specs() {
+  return {{"stride", AttrKind::IntPair, IntList{1, 1}},
+          {"padding", AttrKind::IntPair, IntList{0, 0}},
+          {"dilation", AttrKind::IntPair, IntList{1, 1}},
+          {"groups", AttrKind::Int, int64_t{1}}};
+}
+
+// ---- pooling geometry ----
+
+struct PoolDims {
+  int64_t planes = 0, h = 0, w = 0;  // x viewed as (planes, H, W)
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0;
+  int64_t oh = 0, ow = 0;
+  Shape out_shape;
+};
+
+// The pools' stride: null means kernel_size; else an int or an [h, w] pair.
+std::pair<int64_t, int64_t> pool_stride(const InferCtx& c, std::pair<int64_t, int64_t> kernel) {
+  const AttrValue& v = c.attrs.get("stride");
+  if (std::holds_alternative<std::monostate>(v)) return kernel;
+  if (const auto* i = std::get_if<int64_t>(&v)) return {*i, *i};
+  const IntList& l = std::get<IntList>(v);
+  if (l.size() != 2) c.value_error("attribute 'stride' must be an int, a pair of ints or null, got " + ints_str(l));
+  return {l[0], l[1]};
+}
+
+// Validates pooling an input of shape xs (3-D (C, H, W) or 4-D (N, C, H, W)) under c's kernel_size, stride
+// and padding: PyTorch's rules (padding at most half the kernel; the output size rounds down).
+PoolDims pool_dims(const InferCtx& c, const Shape& xs, const std::string& x_desc) {
+  if (xs.size() != 3 && xs.size() != 4) c.shape_error(x_desc + " must be 3-D (C, H, W) or 4-D (N, C, H, W)");
+  const auto kernel = pair_attr(c.attrs, "kernel_size");
+  const auto padding = pair_attr(c.attrs, "padding");
+  require_at_least(c, "kernel_size", kernel, 1, "positive");
+  const auto stride = pool_stride(c, kernel);
+  require_at_least(c, "stride", stride, 1, "positive");
+  require_at_least(c, "padding", padding, 0, "non-negative");
+  if (2 * padding.first > kernel.first || 2 * padding.second > kernel.second) {
+    c.value_error("attribute 'padding' " + ints_str({padding.first, padding.second}) +
+                  " must be at most half of 'kernel_size' " + ints_str({kernel.first, kernel.second}));
+  }
+  PoolDims d;
+  d.h = xs[xs.size() - 2];
+  d.w = xs[xs.size() - 1];
+  if (d.h < 1 || d.w < 1) c.shape_error(x_desc + " has an empty spatial size " + pair_str(d.h, d.w));
+  d.planes = shape_numel(Shape(xs.begin(), xs.end() - 2));
+  d.kh = kernel.first, d.kw = kernel.second;
+  d.sh = stride.first, d.sw = stride.second;
+  d.ph = padding.first, d.pw = padding.second;
+  const int64_t hp = d.h + 2 * d.ph, wp = d.w + 2 * d.pw;
+  if (hp < d.kh || wp < d.kw) {
+    c.shape_error("'kernel_size' " + pair_str(d.kh, d.kw) + " is larger than the padded input " + pair_str(hp, wp) +
+                  " of " + x_desc + " with padding " + pair_str(d.ph, d.pw));
+  }
+  d.oh = (hp - d.kh) / d.sh + 1;
+  d.ow = (wp - d.kw) / d.sw + 1;
+  d.out_shape = Shape(xs.begin(), xs.end() - 2);
+  d.out_shape.push_back(d.oh);
+  d.out_shape.push_back(d.ow);
+  return d;
+}
+
+PoolDims input_pool_dims(const InferCtx& c) { return pool_dims(c, c.input(0).shape(), arg_desc(c, 0)); }
+
+// max_pool2d_grad(dout, x) / max_pool2d_gather(g, x): x is input 1, input 0 is shaped like the pool's output
+// (grad) or like x (gather).
+PoolDims argmax_pool_dims(const InferCtx& c, bool dout_is_output) {
+  const PoolDims d = pool_dims(c, c.input(1).shape(), arg_desc(c, 1));
+  const Shape& expected = dout_is_output ? d.out_shape : c.input(1).shape();
+  require_dout(c, 0, expected, dout_is_output ? "max_pool2d of " + arg_desc(c, 1) : arg_desc(c, 1));
+  return d;
+}
+
+// avg_pool2d_grad(dout) {x_shape, ...}
+PoolDims avg_grad_dims(const InferCtx& c) {
+  const Shape xs = shape_attr(c, "x_shape", 3, 4);
+  const std::string x_desc = "attribute 'x_shape' " + ints_str(IntList(xs.begin(), xs.end()));
+  const PoolDims d = pool_dims(c, xs, x_desc);
+  require_dout(c, 0, d.out_shape, "avg_pool2d of " + x_desc);
+  return d;
+}
+
+// Runs body(plane_begin, plane_end) over the planes, split over threads when the work is large.
+template <typename Body>
+void for_planes(const PoolDims& d, Body body) {
+  const int64_t cost = std::max<int64_t>(1, d.oh * d.ow * d.kh * d.kw);
+  cpu::parallel_for(d.planes, std::max<int64_t>(1, cpu::kParallelGrain / cost), body);
+}
+
+// The pooling loops walk one output row at a time: for each input row and kernel column they sweep the output
+// columns, so the inner loop runs over contiguous (stride 1) input. Per output column, the window's elements
+// are visited in row-major order.
+struct PoolColumns {
+  std::vector<int64_t> lo, hi;  // per kernel column kx: the output columns whose window holds an input column
+};
+PoolColumns pool_columns(const PoolDims& d) {
+  PoolColumns pc;
+  pc.lo.resize(static_cast<size_t>(d.kw));
+  pc.hi.resize(static_cast<size_t>(d.kw));
+  for (int64_t kx = 0; kx < d.kw; ++kx) {
+    const size_t k = static_cast<size_t>(kx);
+    cpu::valid_output_range(kx - d.pw, d.sw, d.w, d.ow, &pc.lo[k], &pc.hi[k]);
+  }
+  return pc;
+}
+
+// Calls fn(out_index, in_index, value) for every window of every plane, in_index the flat position in x of the
+// window's maximum `value`: the first one, or the last NaN when the window holds one (PyTorch's rule). Padding
+// (-inf) never wins, as every window holds an element of x (padding is at most half the kernel). The updates
+// are selects, not branches (random data would mispredict them): the running max, its index, and the last NaN
+// are tracked apart.
+template <typename T, typename Fn>
+void for_each_argmax(const T* x, const PoolDims& d, Fn fn) {
+  const int64_t in_plane = d.h * d.w, out_plane = d.oh * d.ow;
+  const PoolColumns pc = pool_columns(d);
+  for_planes(d, [&](int64_t p0, int64_t p1) {
+    const size_t ow = static_cast<size_t>(d.ow);
+    std::vector<T> best_v(ow);
+    std::vector<int64_t> best_i(ow), nan_i(ow);
+    T* bv = best_v.data();
+    int64_t* bi = best_i.data();
+    int64_t* ni = nan_i.data();
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * in_plane;
+      for (int64_t oy = 0; oy < d.oh; ++oy) {
+        const int64_t y0 = oy * d.sh - d.ph;
+        const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + d.kh, d.h);
+        for (int64_t ox = 0; ox < d.ow; ++ox) {
+          bv[ox] = -std::numeric_limits<T>::infinity();
+          bi[ox] = ya * d.w + std::max<int64_t>(ox * d.sw - d.pw, 0);
+          ni[ox] = -1;
+        }
+        for (int64_t yy = ya; yy < yb; ++yy) {
+          for (int64_t kx = 0; kx < d.kw; ++kx) {
+            const int64_t base = yy * d.w + kx - d.pw, sw = d.sw;
+            const int64_t lo = pc.lo[static_cast<size_t>(kx)], hi = pc.hi[static_cast<size_t>(kx)];
+            for (int64_t ox = lo; ox < hi; ++ox) {
+              const int64_t i = base + ox * sw;
+              const T v = xp[i], cur = bv[ox];
+              const int64_t greater = -static_cast<int64_t>(v > cur), nan = -static_cast<int64_t>(v != v);
+              bi[ox] = (i & greater) | (bi[ox] & ~greater);  // all-ones masks: selects the compiler keeps
+              ni[ox] = (i & nan) | (ni[ox] & ~nan);
+              bv[ox] = cur < v ? v : cur;
+            }
+          }
+        }
+        const int64_t o = p * out_plane + oy * d.ow;
+        for (int64_t ox = 0; ox < d.ow; ++ox) {
+          if (ni[ox] >= 0) fn(o + ox, p * in_plane + ni[ox], xp[ni[ox]]);
+          else fn(o + ox, p * in_plane + bi[ox], bv[ox]);
+        }
+      }
+    }
+  });
+}
+
+void max_pool2d_kernel(KernelCtx& c) {
+  const PoolDims d = input_pool_dims(InferCtx{c.op, c.inputs, c.attrs});
+  visit_float(c.out_dtype, [&]<typename T>() {
+    T* out = c.out.data<T>();
+    for_each_argmax(c.inputs[0].data<T>(), d, [&](int64_t o, int64_t, T v) { out[o] = v; });
+  });
+}
+
+void max_pool2d_grad_kernel(KernelCtx& c) {
+  const PoolDims d = argmax_pool_dims(InferCtx{c.op, c.inputs, c.attrs}, true);
+  const Tensor dy = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  const Tensor x = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  cpu::fill_tensor(c.out, 0.0);
+  visit_float(c.out_dtype, [&]<typename T>() {
+    const T* pd = dy.data<T>();
+    T* dx = c.out.data<T>();
+    for_each_argmax(x.data<T>(), d, [&](int64_t o, int64_t i, T) { dx[i] += pd[o]; });  // planes own their rows
+  });
+}
+
+void max_pool2d_gather_kernel(KernelCtx& c) {
+  const PoolDims d = argmax_pool_dims(InferCtx{c.op, c.inputs, c.attrs}, false);
+  const Tensor g = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  const Tensor x = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  visit_float(c.out_dtype, [&]<typename T>() {
+    const T* pg = g.data<T>();
+    T* out = c.out.data<T>();
+    for_each_argmax(x.data<T>(), d, [&](int64_t o, int64_t i, T) { out[o] = pg[i]; });
+  });
+}
+
+// out = sum of each window (padding counts as zeros) / (kH kW), summed in double.
+void avg_pool2d_kernel(KernelCtx& c) {
+  const PoolDims d = input_pool_dims(InferCtx{c.op, c.inputs, c.attrs});
+  const PoolColumns pc = pool_columns(d);
+  visit_float(c.out_dtype, [&]<typename T>() {
+    const T* x = c.inputs[0].data<T>();
+    T* out = c.out.data<T>();
+    const double inv = 1.0 / static_cast<double>(d.kh * d.kw);
+    for_planes(d, [&](int64_t p0, int64_t p1) {
+      std::vector<double> acc(static_cast<size_t>(d.ow));
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* xp = x + p * d.h * d.w;
+        for (int64_t oy = 0; oy < d.oh; ++oy) {
+          const int64_t y0 = oy * d.sh - d.ph;
+          const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + d.kh, d.h);
+          std::fill(acc.begin(), acc.end(), 0.0);
+          for (int64_t yy = ya; yy < yb; ++yy) {
+            const T* row = xp + yy * d.w;
+            for (int64_t kx = 0; kx < d.kw; ++kx) {
+              const int64_t off = kx - d.pw;
+              for (int64_t ox = pc.lo[static_cast<size_t>(kx)]; ox < pc.hi[static_cast<size_t>(kx)]; ++ox) {
+                acc[static_cast<size_t>(ox)] += static_cast<double>(row[ox * d.sw + off]);
+              }
+            }
+          }
+          T* orow = out + (p * d.oh + oy) * d.ow;
+          for (int64_t ox = 0; ox < d.ow; ++ox) orow[ox] = static_cast<T>(acc[static_cast<size_t>(ox)] * inv);
+        }
+      }
+    });
+  });
+}
+
+// dx = every dout / (kH kW) added over its window (padding positions dropped).
+void avg_pool2d_grad_kernel(KernelCtx& c) {
+  const PoolDims d = avg_grad_dims(InferCtx{c.op, c.inputs, c.attrs});
+  const PoolColumns pc = pool_columns(d);
+  const Tensor dy = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  cpu::fill_tensor(c.out, 0.0);
+  visit_float(c.out_dtype, [&]<typename T>() {
+    const T* pd = dy.data<T>();
+    T* dx = c.out.data<T>();
+    const T inv = static_cast<T>(1.0 / static_cast<double>(d.kh * d.kw));
+    for_planes(d, [&](int64_t p0, int64_t p1) {
+      std::vector<T> v(static_cast<size_t>(d.ow));
+      for (int64_t p = p0; p < p1; ++p) {
+        T* xp = dx + p * d.h * d.w;
+        for (int64_t oy = 0; oy < d.oh; ++oy) {
+          const int64_t y0 = oy * d.sh - d.ph;
+          const int64_t ya = std::max<int64_t>(y0, 0), yb = std::min(y0 + d.kh, d.h);
+          const T* drow = pd + (p * d.oh + oy) * d.ow;
+          for (int64_t ox = 0; ox < d.ow; ++ox) v[static_cast<size_t>(ox)] = drow[ox] * inv;
+          for (int64_t yy = ya; yy < yb; ++yy) {
+            T* row = xp + yy * d.w;
+            for (int64_t kx = 0; kx < d.kw; ++kx) {
+              const int64_t off = kx - d.pw;
+              for (int64_t ox = pc.lo[static_cast<size_t>(kx)]; ox < pc.hi[static_cast<size_t>(kx)]; ++ox) {
+                row[ox * d.sw + off] += v[static_cast<size_t>(ox)];
+              }
+            }
+          }
+        }
+      }
+    });
+  });
+}
+
+// ---- pooling ops, typed ----
+
+Attrs pool_attrs(const Attrs& a) {
+  return {{"kernel_size", a.get("kernel_size")}, {"stride", a.get("stride")}, {"padding", a.get("padding")}};
+}
+
+Tensor max_pool2d_grad(const Tensor& dout, const Tensor& x, const Attrs& a) {
+  static const OpDef& op = registry().get("max_pool2d_grad");
+  return call_op(op, {dout, x}, pool_attrs(a));
+}
+
+Tensor max_pool2d_gather(const Tensor& g, const Tensor& x, const Attrs& a) {
+  static const OpDef& op = registry().get("max_pool2d_gather");
+  return call_op(op, {g, x}, pool_attrs(a));
+}
+
+Tensor avg_pool2d_op(const Tensor& x, const Attrs& a) {
+  static const OpDef& op = registry().get("avg_pool2d");
+  return call_op(op, {x}, pool_attrs(a));
+}
+
+Tensor avg_pool2d_grad(const Tensor& dout, const Shape& x_shape, const Attrs& a) {
+  static const OpDef& op = registry().get("avg_pool2d_grad");
+  Attrs attrs = pool_attrs(a);
+  attrs.set("x_shape", IntList(x_shape.begin(), x_shape.end()));
+  return call_op(op, {dout}, attrs);
+}
+
+std::vector<AttrSpec> pool_attr_specs() {
+  return {{"kernel_size", AttrKind::IntPair, std::monostate{}, true},
+          {"stride", AttrKind::Axes, std::monostate{}},  // null: kernel_size
+          {"padding", AttrKind::IntPair, IntList{0, 0}}};
+}
+
+OpDef conv_pool_def(const char* name, std::vector<InputSpec> inputs, std::vector<AttrSpec> attrs) {
+  OpDef op;
+  op.name = name;
+  op.family = "conv_pool";
+  op.inputs = std::move(inputs);
+  op.attrs = std::move(attrs);
+  op.infer_dtype = float_inputs_dtype;
+  return op;
+}
+
+}  // namespace
+
+void register_conv_pool_ops(Registry& r) {
+  {
+    OpDef op = conv_pool_def("conv2d", {{"x"}, {"w"}, {"bias", true}}, conv_attr_specs());
+    op.infer_shape = [](const InferCtx& c) { return conv2d_dims(c).y_shape(); };
+    op.cpu(conv2d_kernel);
+    // conv2d: dx = conv2d_input_grad(dout, w), dw = conv2d_weight_grad(x, dout), dbias = sum(dout, {0, 2, 3})
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      const Tensor &x = c.input(0), &w = c.input(1);
+      std::vector<Tensor> g(c.inputs.size());
+      if (c.needs(0)) g[0] = conv2d_input_grad(c.dout, w, x.shape(), c.attrs);
+      if (c.needs(1)) g[1] = conv2d_weight_grad(x, c.dout, w.shape(), c.attrs);
+      if (c.needs(2) && c.input(2).defined()) g[2] = ops::sum(c.dout, IntList{0, 2, 3});
+      return g;
+    };
+    r.add(std::move(op));
+  }
+  {
+    std::vector<AttrSpec> attrs = conv_attr_specs();
+    attrs.insert(attrs.begin(), {"x_shape", AttrKind::IntList, std::monostate{}, true});
+    OpDef op = conv_pool_def("conv2d_input_grad", {{"dout"}, {"w"}}, std::move(attrs));
+    op.infer_shape = [](const InferCtx& c) { return input_grad_dims(c).x_shape(); };
+    op.cpu(conv2d_input_grad_kernel);
+    // Bilinear, the adjoint of conv2d in x:
+    //   <input_grad(dout, w), g> = <conv2d(g, w), dout> = <w, weight_grad(g, dout)>,
+    // so d dout = conv2d(g, w), d w = conv2d_weight_grad(g, dout)
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      const Tensor &dy = c.input(0), &w = c.input(1);
+      return {c.needs(0) ? conv2d_op(c.dout, w, c.attrs) : Tensor(),
+              c.needs(1) ? conv2d_weight_grad(c.dout, dy, w.shape(), c.attrs) : Tensor()};
+    };
+    r.add(std::move(op));
+  }
+  {
+    std::vector<AttrSpec> attrs = conv_attr_specs();
+    attrs.insert(attrs.begin(), {"w_shape", AttrKind::IntList, std::monostate{}, true});
+    OpDef op = conv_pool_def("conv2d_weight_grad", {{"x"}, {"dout"}}, std::move(attrs));
+    op.infer_shape = [](const InferCtx& c) { return weight_grad_dims(c).w_shape(); };
+    op.cpu(conv2d_weight_grad_kernel);
+    // Bilinear, the adjoint of conv2d in w:
+    //   <weight_grad(x, dout), g> = <conv2d(x, g), dout> = <x, input_grad(dout, g)>,
+    // so d x = conv2d_input_grad(dout, g), d dout = conv2d(x, g)
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      const Tensor &x = c.input(0), &dy = c.input(1);
+      return {c.needs(0) ? conv2d_input_grad(dy, c.dout, x.shape(), c.attrs) : Tensor(),
+              c.needs(1) ? conv2d_op(x, c.dout, c.attrs) : Tensor()};
+    };
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = conv_pool_def("max_pool2d", {{"x"}}, pool_attr_specs());
+    op.infer_shape = [](const InferCtx& c) { return input_pool_dims(c).out_shape; };
+    op.cpu(max_pool2d_kernel);
+    // max_pool2d: dx = dout added onto each window's argmax
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      return {max_pool2d_grad(c.dout, c.input(0), c.attrs)};
+    };
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = conv_pool_def("max_pool2d_grad", {{"dout"}, {"x"}}, pool_attr_specs());
+    op.infer_shape = [](const InferCtx& c) {
+      argmax_pool_dims(c, true);
+      return c.input(1).shape();
+    };
+    op.cpu(max_pool2d_grad_kernel);
+    // Linear in dout: d dout = g read at each window's argmax; x only picks the argmax (gradient zero almost
+    // everywhere, none returned)
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      return {c.needs(0) ? max_pool2d_gather(c.dout, c.input(1), c.attrs) : Tensor(), Tensor()};
+    };
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = conv_pool_def("max_pool2d_gather", {{"g"}, {"x"}}, pool_attr_specs());
+    op.infer_shape = [](const InferCtx& c) { return argmax_pool_dims(c, false).out_shape; };
+    op.cpu(max_pool2d_gather_kernel);
+    // Linear in g, the transpose of max_pool2d_grad: d g = max_pool2d_grad(dout, x); x: zero almost everywhere
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      return {c.needs(0) ? max_pool2d_grad(c.dout, c.input(1), c.attrs) : Tensor(), Tensor()};
+    };
+    r.add(std::move(op));
+  }
+  {
+    OpDef op = conv_pool_def("avg_pool2d", {{"x"}}, pool_attr_specs());
+    op.infer_shape = [](const InferCtx& c) { return input_pool_dims(c).out_shape; };
+    op.cpu(avg_pool2d_kernel);
+    // avg_pool2d is linear: dx = avg_pool2d_grad(dout) (dout / (kH kW) spread over each window)
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
+      return {avg_pool2d_grad(c.dout, c.input(0).shape(), c.attrs)};
+    };
+    r.add(std::move(op));
+  }
+  {
+    std::vector<AttrSpec> attrs = pool_attr_specs();
+    attrs.insert(attrs.begin(), {"x_shape", AttrKind::IntList, std::monostate{}, true});
+    OpDef op = conv_pool_def("avg_pool2d_grad", {{"dout"}}, std::move(attrs));
+    op.infer_shape = [](const InferCtx& c) {
+      avg_grad_dims(c);
+      return shape_attr(c, "x_shape", 3, 4);
+    };
+    op.cpu(avg_pool2d_grad_kernel);
+    // Linear, the transpose of avg_pool2d: d dout = avg_pool2d(g)
+    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {avg_pool2d_op(c.dout, c.attrs)}; };
+    r.add(std::move(op));
+  }
+}
+
+}  // namespace bprop

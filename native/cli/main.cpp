@@ -1,0 +1,48 @@
+// bprop: the native command-line program.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+
+namespace {
+
+const char* kHelp =
+    "usage: bprop <command> [arguments]\n"
+    "\n"
+    "commands:\n"
+    "  check FILE...           run gradient test vector files (format bprop-vectors/1, see docs/vectors.md):\n"
+    "                          one line per failing case with its worst element, then 'N passed, N failed'.\n"
+    "                          Exit status 0 when every case passed, 1 when a case failed, 2 when a file is\n"
+    "                          unreadable or malformed (its readable cases still run).\n"
+    "  ops [--json|--markdown] the op coverage matrix: every registered op, its family, its kernels per\n"
+    "                          backend, bprop or no grad, and whether the gradcheck op table checks it at\n"
+    "                          first and second order (plain text, JSON, or the markdown of docs/ops.md).\n"
+    "  help, --help, -h        this text.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kHelp;
+    return 2;
+  }
+  const std::string cmd = args.front();
+  args.erase(args.begin());
+  try {
+    if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
+    if (cmd == "check") return bprop::cli::check_command(args);
+    if (cmd == "ops") return bprop::cli::ops_command(args);
+  } catch (const std::exception& e) {
+    std::cerr << "bprop " << cmd << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::cerr << "bprop: unknown command '" << cmd << "'\n\n" << kHelp;
+  return 2;
+}

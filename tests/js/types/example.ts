@@ -1,0 +1,49 @@
+// An example program using the package's API; `tsc --noEmit` checks it against web/index.d.ts.
+import { init, ShapeError, type Bprop, type Tensor } from 'bprop';
+
+async function main(): Promise<void> {
+  const bp: Bprop = await init();
+  const x: Tensor = bp.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float64' });
+  const s: number = x.mul(x).sum().item();
+  const rows: Tensor = bp.ops.sum(x, { axis: 1, keepdims: true });
+  const ce = bp.ops.crossEntropy(bp.randn([2, 3], { seed: 1 }), bp.tensor([0, 2], { dtype: 'int32' }), { ignoreIndex: -1 });
+  const cube = (t: Tensor): Tensor => t.mul(t).mul(t);
+  const d2 = bp.grad(bp.grad(cube));
+  const w = new bp.Parameter(bp.zeros([3, 1]), 'w');
+  const step = bp.valueAndGrad((a: Tensor) => bp.ops.matmul(a, w).sum(), { gradPosition: null, weights: [w] });
+  bp.tidy(() => {
+    const [loss, [gw]] = step(x.cast('float32'));
+    w.assign(w.sub(gw.mul(0.1)));
+    return loss;
+  });
+  class MySquare extends bp.Cell {
+    construct(t: Tensor): Tensor {
+      return t.mul(t);
+    }
+    bprop(t: Tensor, _out: Tensor, dout: Tensor): Tensor[] {
+      return [t.mul(2).mul(dout)];
+    }
+  }
+  const net = new MySquare();
+  const y: Tensor = net(bp.tensor(3));
+  bp.registerPrimitive({
+    name: 'example_square',
+    inferShape: (shape) => shape,
+    forward: (a: Float32Array) => a.map((v) => v * v),
+    bprop: (a, _out, dout) => [a.mul(2).mul(dout)],
+  });
+  const r = bp.gradcheck((a) => a.tanh(), [bp.tensor([0.5], { dtype: 'float64' })], { order: 2 });
+  const m: { tensors: number; bytes: number } = bp.memory();
+  await bp.scope(async () => {
+    await Promise.resolve();
+    return bp.ones([2]).add(1);
+  });
+  try {
+    x.add(bp.ones([4]));
+  } catch (e) {
+    if (e instanceof ShapeError) console.log(e.kind, e.message);
+  }
+  console.log(s, rows.shape, ce.dtype, d2(2).toString(), y.item(), r.ok, m.tensors, x.data().length);
+}
+
+void main();

@@ -1,0 +1,779 @@
+// bprop for JavaScript: the WebAssembly build of the C++ core behind a small tensor and autodiff API.
+//
+//   import { init } from 'bprop';
+//   const bp = await init();
+//   const dcube = bp.grad((x) => x.mul(x).mul(x));
+//   dcube(bp.tensor(2)).item();   // 12
+//
+// Tensors live in the WebAssembly heap. Free them with tensor.dispose(), `using`, bp.tidy(fn) or
+// bp.scope(async fn); tensors made inside functions given to grad and friends are freed by the library.
+// A FinalizationRegistry frees what is forgotten, eventually.
+
+// ---- errors ------------------------------------------------------------------------------------------
+
+/** Base class of every error raised by bprop; `kind` is "shape", "dtype", "value", "unknown_op" or "internal". */
+export class BpropError extends Error {
+  constructor(message, kind = 'internal') {
+    super(message);
+    this.name = 'BpropError';
+    this.kind = kind;
+  }
+}
+export class ShapeError extends BpropError {
+  constructor(message) {
+    super(message, 'shape');
+    this.name = 'ShapeError';
+  }
+}
+export class DTypeError extends BpropError {
+  constructor(message) {
+    super(message, 'dtype');
+    this.name = 'DTypeError';
+  }
+}
+export class ValueError extends BpropError {
+  constructor(message) {
+    super(message, 'value');
+    this.name = 'ValueError';
+  }
+}
+export class UnknownOpError extends BpropError {
+  constructor(message) {
+    super(message, 'unknown_op');
+    this.name = 'UnknownOpError';
+  }
+}
+
+const ERROR_CLASSES = [ShapeError, DTypeError, ValueError, UnknownOpError];
+
+// ---- loading the WebAssembly module --------------------------------------------------------------------
+
+const isNode = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
+
+async function loadFactory() {
+  const jsUrl = new URL('./dist/bprop.cjs', import.meta.url);
+  const wasmUrl = new URL('./dist/bprop.wasm', import.meta.url);
+  if (isNode) {
+    // The generated glue is a CommonJS script; Node's fetch cannot read file: URLs, so the binary is read here.
+    const nodeModule = 'node:module';
+    const nodeFs = 'node:fs/promises';
+    const { createRequire } = await import(/* @vite-ignore */ /* webpackIgnore: true */ nodeModule);
+    const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ nodeFs);
+    const factory = createRequire(import.meta.url)('./dist/bprop.cjs');
+    return { factory, wasmBinary: await readFile(wasmUrl) };
+  }
+  // Browsers and workers: the glue is a classic script defining `createBprop`; evaluate it without a <script>.
+  const [jsText, wasm] = await Promise.all([
+    fetch(jsUrl).then((r) => {
+      if (!r.ok) throw new Error(`bprop: cannot load ${jsUrl} (${r.status})`);
+      return r.text();
+    }),
+    fetch(wasmUrl).then((r) => {
+      if (!r.ok) throw new Error(`bprop: cannot load ${wasmUrl} (${r.status})`);
+      return r.arrayBuffer();
+    }),
+  ]);
+  const factory = new Function(`${jsText}\nreturn createBprop;`)();
+  return { factory, wasmBinary: new Uint8Array(wasm) };
+}
+
+let defaultInstance = null;
+
+/** Loads the WebAssembly module once and returns the API object (the same one on every call). */
+export function init() {
+  if (!defaultInstance) {
+    defaultInstance = loadFactory()
+      .then(({ factory, wasmBinary }) => factory({ wasmBinary }))
+      .then((mod) => new Bprop(mod));
+    defaultInstance.catch(() => {
+      defaultInstance = null;
+    });
+  }
+  return defaultInstance;
+}
+
+// ---- helpers -------------------------------------------------------------------------------------------
+
+const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+const isPlainObject = (v) =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof Tensor);
+
+const TYPED = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int32: Int32Array,
+  bool: Uint8Array,
+};
+
+function dtypeOfTypedArray(a) {
+  if (a instanceof Float32Array) return 'float32';
+  if (a instanceof Float64Array) return 'float64';
+  if (a instanceof Int32Array) return 'int32';
+  if (a instanceof Uint8Array) return 'bool';
+  return 'float32';
+}
+
+function flatten(data, shape, depth, out) {
+  if (Array.isArray(data)) {
+    if (shape.length === depth) shape.push(data.length);
+    else if (shape[depth] !== data.length) {
+      throw new ValueError(`bprop.tensor: ragged nested array (length ${data.length} where ${shape[depth]} was expected)`);
+    }
+    for (const item of data) flatten(item, shape, depth + 1, out);
+  } else {
+    if (depth !== shape.length) throw new ValueError('bprop.tensor: ragged nested array');
+    out.push(data);
+  }
+}
+
+function nest(flat, shape) {
+  if (shape.length === 0) return flat[0];
+  const build = (offset, axis) => {
+    const n = shape[axis];
+    if (axis === shape.length - 1) return flat.slice(offset, offset + n);
+    const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+    const out = [];
+    for (let i = 0; i < n; ++i) out.push(build(offset + i * stride, axis + 1));
+    return out;
+  };
+  return build(0, 0);
+}
+
+// ---- the Tensor class ----------------------------------------------------------------------------------
+
+/** A tensor in the WebAssembly heap. Created by a Bprop instance; methods run ops on it. */
+export class Tensor {
+  constructor(bp, handle) {
+    this._bp = bp;
+    this._h = handle;
+    bp._adopt(this);
+  }
+  get handle() {
+    if (!this._h) throw new ValueError('bprop: the tensor has been disposed');
+    return this._h;
+  }
+  get isDisposed() {
+    return this._h === null;
+  }
+  get shape() {
+    return this._bp._mod.shapeOf(this.handle);
+  }
+  get dtype() {
+    return this._bp._mod.dtypeOf(this.handle);
+  }
+  get rank() {
+    return this.shape.length;
+  }
+  get size() {
+    return this.shape.reduce((a, b) => a * b, 1);
+  }
+  /** A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool). */
+  data() {
+    return this._bp._check(this._bp._mod.dataCopy(this.handle));
+  }
+  /** The elements as nested arrays (booleans for bool tensors); a number for a 0-d tensor. */
+  toArray() {
+    const d = this.data();
+    const flat = this.dtype === 'bool' ? Array.from(d, (v) => v !== 0) : Array.from(d);
+    return nest(flat, this.shape);
+  }
+  /** The only element of a one-element tensor. */
+  item() {
+    return this._bp._check(this._bp._mod.item(this.handle));
+  }
+  toString(maxElements = 64) {
+    if (!this._h) return 'Tensor(disposed)';
+    return this._bp._check(this._bp._mod.toString(this._h, maxElements));
+  }
+  /** A copy with its own storage and no autodiff history. */
+  clone() {
+    return this._bp._wrap(this._bp._check(this._bp._mod.clone(this.handle)));
+  }
+  /** Frees the tensor's memory now (idempotent). */
+  dispose() {
+    if (this._h) {
+      this._bp._release(this);
+    }
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  Tensor.prototype[Symbol.dispose] = function dispose() {
+    this.dispose();
+  };
+}
+
+/** A named tensor that grad can differentiate through `weights`; update it in place with assign(). */
+export class Parameter extends Tensor {
+  get name() {
+    return this._bp._mod.parameterInfo(this.handle).name;
+  }
+  get requiresGrad() {
+    return this._bp._mod.parameterInfo(this.handle).requiresGrad;
+  }
+  set requiresGrad(v) {
+    this._bp._check(this._bp._mod.setRequiresGrad(this.handle, !!v));
+  }
+  /** Replaces the values in place (same shape; cast to this parameter's dtype). */
+  assign(value) {
+    const t = this._bp._asTensor(value, this);
+    try {
+      this._bp._check(this._bp._mod.parameterAssign(this.handle, t.handle));
+    } finally {
+      if (t !== value) t.dispose();
+    }
+    return this;
+  }
+}
+
+// ---- the API object --------------------------------------------------------------------------------------
+
+class Bprop {
+  constructor(mod) {
+    this._mod = mod;
+    this._scopes = [];
+    this._pendingError = null;
+    this._finalizer =
+      typeof FinalizationRegistry === 'function'
+        ? new FinalizationRegistry((handle) => {
+            if (!handle.isDeleted()) handle.delete();
+          })
+        : null;
+    this._specs = new Map();
+    this.ShapeError = ShapeError;
+    this.DTypeError = DTypeError;
+    this.ValueError = ValueError;
+    this.UnknownOpError = UnknownOpError;
+    this.BpropError = BpropError;
+    this.Tensor = Tensor;
+    this.ops = {};
+    for (const name of this._check(mod.opNames())) this._defineOp(name);
+    this.Parameter = makeParameterClass(this);
+    this.Cell = makeCellClass(this);
+  }
+
+  // -- internals --
+
+  _check(r) {
+    if (r !== undefined) return r;
+    const e = this._mod.takeError();
+    if (e.kind === 5) {
+      const err = this._pendingError ?? new BpropError('bprop: a callback failed');
+      this._pendingError = null;
+      throw err;
+    }
+    const Cls = ERROR_CLASSES[e.kind];
+    throw Cls ? new Cls(e.message) : new BpropError(e.message);
+  }
+
+  _adopt(t) {
+    if (this._finalizer) this._finalizer.register(t, t._h, t);
+    if (this._scopes.length && !(t instanceof Parameter)) this._scopes[this._scopes.length - 1].add(t);
+  }
+
+  _release(t) {
+    if (this._finalizer) this._finalizer.unregister(t);
+    if (!t._h.isDeleted()) t._h.delete();
+    t._h = null;
+  }
+
+  _wrap(handle) {
+    return new Tensor(this, handle);
+  }
+
+  /** Wraps what the module returned: a handle, null, or nested arrays of them. */
+  _wrapValue(v) {
+    if (v === null || v === undefined) return null;
+    if (Array.isArray(v)) return v.map((x) => this._wrapValue(x));
+    return this._wrap(v);
+  }
+
+  /** A tensor for a tensor argument: tensors as they are, numbers as scalars (like `like`'s dtype when float). */
+  _asTensor(v, like) {
+    if (v instanceof Tensor) {
+      if (v._bp !== this) throw new ValueError('bprop: the tensor belongs to another bprop instance');
+      return v;
+    }
+    if (typeof v === 'number' || typeof v === 'boolean') {
+      if (typeof v === 'number' && like instanceof Tensor) {
+        return this._wrap(this._check(this._mod.scalarLike(v, like.handle)));
+      }
+      return this.tensor(v);
+    }
+    if (Array.isArray(v) || ArrayBuffer.isView(v)) return this.tensor(v);
+    throw new ValueError(`bprop: expected a tensor, got ${v === null ? 'null' : typeof v}`);
+  }
+
+  _openScope() {
+    const s = new Set();
+    this._scopes.push(s);
+    return s;
+  }
+
+  /** Closes scope s: disposes what it tracked except the tensors in `keep`, which move to the parent scope. */
+  _closeScope(s, keep) {
+    const i = this._scopes.lastIndexOf(s);
+    if (i >= 0) this._scopes.splice(i, 1);
+    const kept = new Set();
+    collectTensors(keep, kept);
+    const parent = this._scopes[this._scopes.length - 1];
+    for (const t of s) {
+      if (kept.has(t)) {
+        if (parent) parent.add(t);
+      } else {
+        t.dispose();
+      }
+    }
+  }
+
+  /**
+   * A function the module can call with an array of tensor handles: runs fn on tensors in its own scope and
+   * returns clones of the result's handles (the module releases them). Errors are kept for _check.
+   */
+  _callback(fn, convert = 'value') {
+    return (handles, ...rest) => {
+      const s = this._openScope();
+      let result;
+      try {
+        const args = handles.map((h) => (h === null ? null : this._wrap(h)));
+        const extra = rest.map((h) => this._wrap(h));
+        const r = fn(...args, ...extra);
+        result = convert === 'grads' ? this._toGradHandles(r, args.length) : this._toHandles(r);
+      } catch (e) {
+        this._pendingError = e;
+        result = undefined;
+      } finally {
+        this._closeScope(s, null);
+      }
+      return result;
+    };
+  }
+
+  _toHandles(r) {
+    if (r instanceof Tensor) return r.handle.clone();
+    if (Array.isArray(r)) return r.map((x) => this._toHandles(x));
+    if (typeof r === 'number') return this.scalar(r).handle.clone();
+    throw new ValueError('bprop: the function must return a tensor or an array of tensors');
+  }
+
+  _toGradHandles(r, n) {
+    const list = Array.isArray(r) ? r : [r];
+    if (list.length !== n) {
+      throw new ValueError(`bprop: bprop returned ${list.length} gradients for ${n} inputs`);
+    }
+    return list.map((g) => (g === null || g === undefined ? null : this._toHandles(g)));
+  }
+
+  /** Runs f(handles) with numbers among args converted to scalars, disposing those temporaries after. */
+  _withArgs(args, f) {
+    const temps = [];
+    const tensors = args.map((a) => {
+      if (a instanceof Tensor || a === null || a === undefined) return a ?? null;
+      const t = this._asTensor(a);
+      temps.push(t);
+      return t;
+    });
+    try {
+      return f(tensors, tensors.map((t) => (t === null ? null : t.handle)));
+    } finally {
+      for (const t of temps) t.dispose();
+    }
+  }
+
+  _defineOp(name) {
+    const spec = this._check(this._mod.opSpec(name));
+    this._specs.set(name, spec);
+    const fn = (...args) => this._runOp(spec, args);
+    this.ops[name] = fn;
+    if (camel(name) !== name) this.ops[camel(name)] = fn;
+    const method = function opMethod(...args) {
+      return this._bp.ops[name](this, ...args);
+    };
+    for (const key of new Set([name, camel(name)])) {
+      if (!(key in Tensor.prototype)) Object.defineProperty(Tensor.prototype, key, { value: method, writable: true });
+    }
+  }
+
+  /** Splits op arguments into tensor inputs and attributes: see bp.ops. */
+  _runOp(spec, args) {
+    let options = {};
+    if (args.length && isPlainObject(args[args.length - 1])) options = args.pop();
+    const inputs = [];
+    const attrs = {};
+    let rest;
+    if (spec.variadic) {
+      if (!Array.isArray(args[0])) {
+        throw new ValueError(`For '${spec.name}', the first argument must be an array of tensors`);
+      }
+      inputs.push(...args[0]);
+      rest = args.slice(1);
+    } else {
+      const n = spec.inputs.length;
+      inputs.push(...args.slice(0, n));
+      rest = args.slice(n);
+    }
+    if (rest.length > spec.attrs.length) {
+      throw new ValueError(`For '${spec.name}', too many arguments (${args.length})`);
+    }
+    rest.forEach((v, i) => {
+      attrs[spec.attrs[i].name] = v;
+    });
+    for (const [key, v] of Object.entries(options)) {
+      const k = snake(key);
+      const inputIndex = spec.variadic ? -1 : spec.inputs.findIndex((s) => s.name === k);
+      if (inputIndex >= 0) {
+        while (inputs.length <= inputIndex) inputs.push(null);
+        inputs[inputIndex] = v;
+      } else {
+        attrs[k] = v;
+      }
+    }
+    const like = inputs.find((t) => t instanceof Tensor);
+    const temps = [];
+    const handles = inputs.map((v) => {
+      if (v === null || v === undefined) return null;
+      if (v instanceof Tensor) return v.handle;
+      const t = this._asTensor(v, like);
+      temps.push(t);
+      return t.handle;
+    });
+    try {
+      return this._wrap(this._check(this._mod.callOp(spec.name, handles, attrs)));
+    } finally {
+      for (const t of temps) t.dispose();
+    }
+  }
+
+  // -- tensors --
+
+  /**
+   * A tensor from a number, boolean, nested array or typed array. Options: shape (default: the nesting, or
+   * 1-D for typed arrays), dtype (default: the typed array's type, bool for booleans, else float32).
+   */
+  tensor(data, options = {}) {
+    if (data instanceof Tensor) return data.clone();
+    let { shape, dtype } = options;
+    let flat;
+    if (ArrayBuffer.isView(data)) {
+      flat = data;
+      dtype = dtype ?? dtypeOfTypedArray(data);
+      shape = shape ?? [data.length];
+    } else {
+      const s = [];
+      const out = [];
+      flatten(data, s, 0, out);
+      flat = out;
+      dtype = dtype ?? (out.length > 0 && out.every((v) => typeof v === 'boolean') ? 'bool' : 'float32');
+      shape = shape ?? s;
+    }
+    const Typed = TYPED[dtype];
+    if (!Typed) throw new ValueError(`bprop.tensor: unknown dtype '${dtype}' (float32, float64, int32 or bool)`);
+    const numel = shape.reduce((a, b) => a * b, 1);
+    if (flat.length !== numel) {
+      throw new ValueError(`bprop.tensor: got ${flat.length} values for shape (${shape.join(', ')})`);
+    }
+    const typed =
+      flat instanceof Typed && dtype !== 'bool'
+        ? flat
+        : Typed.from(flat, (v) => (typeof v === 'boolean' ? Number(v) : dtype === 'bool' ? Number(v !== 0) : v));
+    const bytes = new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength);
+    return this._wrap(this._check(this._mod.fromBytes(bytes, shape, dtype)));
+  }
+  scalar(value, dtype = 'float32') {
+    return this._wrap(this._check(this._mod.scalar(value, dtype)));
+  }
+  full(shape, value, { dtype = 'float32' } = {}) {
+    return this._wrap(this._check(this._mod.full(shape, value, dtype)));
+  }
+  zeros(shape, options = {}) {
+    return this.full(shape, 0, options);
+  }
+  ones(shape, options = {}) {
+    return this.full(shape, 1, options);
+  }
+  zerosLike(t) {
+    return this.full(t.shape, 0, { dtype: t.dtype });
+  }
+  onesLike(t) {
+    return this.full(t.shape, 1, { dtype: t.dtype });
+  }
+  /** arange(stop) or arange(start, stop, step = 1), [start, stop). */
+  arange(start, stop, step = 1, { dtype = 'float32' } = {}) {
+    if (isPlainObject(stop)) return this.arange(0, start, 1, stop);
+    if (stop === undefined) [start, stop] = [0, start];
+    if (isPlainObject(step)) return this.arange(start, stop, 1, step);
+    return this._wrap(this._check(this._mod.arange(start, stop, step, dtype)));
+  }
+  linspace(start, stop, num, { dtype = 'float32' } = {}) {
+    return this._wrap(this._check(this._mod.linspace(start, stop, num, dtype)));
+  }
+  eye(n, { dtype = 'float32' } = {}) {
+    return this._wrap(this._check(this._mod.eye(n, dtype)));
+  }
+  /** Standard normal numbers from `seed` (the same on every platform). */
+  randn(shape, options = {}) {
+    const { seed = 0, dtype = 'float32' } = typeof options === 'number' ? { seed: options } : options;
+    return this._wrap(this._check(this._mod.randn(shape, seed, dtype)));
+  }
+  /** Uniform numbers in [low, high) from `seed`. */
+  rand(shape, options = {}) {
+    const { seed = 0, low = 0, high = 1, dtype = 'float32' } = typeof options === 'number' ? { seed: options } : options;
+    return this._wrap(this._check(this._mod.rand(shape, seed, low, high, dtype)));
+  }
+
+  /** Runs a registered op by name: inputs (tensors, null for an omitted optional one), attributes (camelCase or snake_case). */
+  callOp(name, inputs, attrs = {}) {
+    const snakeAttrs = {};
+    for (const [k, v] of Object.entries(attrs)) snakeAttrs[snake(k)] = v;
+    return this._withArgs(inputs, (_, handles) => this._wrap(this._check(this._mod.callOp(name, handles, snakeAttrs))));
+  }
+  /** The names of every registered op. */
+  opNames() {
+    return this._check(this._mod.opNames());
+  }
+  stopGradient(x) {
+    return this.ops.stop_gradient(x);
+  }
+
+  /**
+   * Runs a gradient test vector file (its JSON text) through the core's vector runner, the one `bprop check`
+   * uses: {errors, passed, failed, results: [{name, passed, line, raised}]}.
+   */
+  runVectors(text, path = '<vectors>') {
+    return this._check(this._mod.runVectors(text, path));
+  }
+
+  // -- memory --
+
+  /** Live tensor buffers in the WebAssembly heap and their bytes. */
+  memory() {
+    return this._mod.memory();
+  }
+  /** Runs fn; disposes every tensor made inside except those in its result (which move to the enclosing scope). */
+  tidy(fn) {
+    const s = this._openScope();
+    let r;
+    try {
+      r = fn();
+      if (r && typeof r.then === 'function') {
+        throw new ValueError('bprop.tidy: the function returned a promise; use bprop.scope for async functions');
+      }
+    } finally {
+      this._closeScope(s, r);
+    }
+    return r;
+  }
+  /**
+   * Like tidy for async functions: tensors made while the scope is the innermost open one are disposed when the
+   * promise settles, except those in its result. Concurrent scopes share the innermost one while awaiting.
+   */
+  async scope(fn) {
+    const s = this._openScope();
+    let r;
+    try {
+      r = await fn();
+    } finally {
+      this._closeScope(s, r);
+    }
+    return r;
+  }
+  /** Takes a tensor out of the scope it is tracked by (it then lives until disposed). */
+  keep(t) {
+    for (const s of this._scopes) s.delete(t);
+    return t;
+  }
+
+  // -- autodiff --
+
+  _gradFn(fn, options, withValue) {
+    const { gradPosition = 0, weights = [], hasAux = false, sensParam = false, sens = null } = options;
+    const cb = this._callback(fn);
+    return (...args) => {
+      let s = sens;
+      if (sensParam) s = args.pop();
+      const weightHandles = weights.map((w) => w.handle);
+      return this._withArgs(s === null || s === undefined ? args : [...args, s], (tensors, handles) => {
+        const sensHandle = s === null || s === undefined ? null : handles.pop();
+        const r = this._check(
+          this._mod.gradCall(cb, gradPosition, weightHandles, hasAux, withValue, handles, sensHandle),
+        );
+        return this._wrapValue(r);
+      });
+    };
+  }
+  /**
+   * grad(fn, {gradPosition = 0 | [i, ...] | null, weights = [], hasAux = false, sensParam = false, sens}): a
+   * function returning the gradients of fn's output (a tensor for an int position, an array for a list; with
+   * weights, [positionGrads, weightGrads] or just weightGrads when gradPosition is null; with hasAux
+   * [grads, aux...]). sensParam: the last argument is the cotangent of fn's output.
+   */
+  grad(fn, options = {}) {
+    return this._gradFn(fn, options, false);
+  }
+  /** As grad, returning [value, grads]. */
+  valueAndGrad(fn, options = {}) {
+    return this._gradFn(fn, options, true);
+  }
+  /** [out, grads]: fn's output and v . d fn / d inputs (one gradient per input). */
+  vjp(fn, inputs, v) {
+    return this._withArgs([...inputs, v], (_, handles) => {
+      const vh = handles.pop();
+      return this._wrapValue(this._check(this._mod.vjp(this._callback(fn), handles, vh)));
+    });
+  }
+  /** [out, tangentOut]: fn's output and d fn / d inputs . tangents. */
+  jvp(fn, inputs, tangents) {
+    return this._withArgs([...inputs, ...tangents], (_, handles) =>
+      this._wrapValue(
+        this._check(this._mod.jvp(this._callback(fn), handles.slice(0, inputs.length), handles.slice(inputs.length))),
+      ),
+    );
+  }
+  _jacobian(kind, fn, argnum) {
+    const cb = this._callback(fn);
+    return (...args) =>
+      this._withArgs(args, (_, handles) => this._wrap(this._check(this._mod.jacobian(kind, cb, argnum, handles))));
+  }
+  /** Jacobian of fn's output w.r.t. argument argnum (reverse mode), shaped out.shape + input.shape. */
+  jacrev(fn, { argnum = 0 } = {}) {
+    return this._jacobian('jacrev', fn, argnum);
+  }
+  /** Jacobian by forward mode. */
+  jacfwd(fn, { argnum = 0 } = {}) {
+    return this._jacobian('jacfwd', fn, argnum);
+  }
+  /** Hessian of a scalar fn w.r.t. argument argnum. */
+  hessian(fn, { argnum = 0 } = {}) {
+    return this._jacobian('hessian', fn, argnum);
+  }
+  /** Compares reverse-mode gradients with central finite differences (float64); order 2 checks the gradient's gradient. */
+  gradcheck(fn, inputs, { eps = 1e-6, atol = 1e-5, rtol = 1e-3, order = 1 } = {}) {
+    return this._withArgs(inputs, (_, handles) =>
+      this._check(this._mod.gradcheck(this._callback(fn), handles, eps, atol, rtol, order === 2)),
+    );
+  }
+  /** Runs fn with every open grad level suspended: nothing inside is differentiated. */
+  noGrad(fn) {
+    let result;
+    let error = null;
+    const ok = this._mod.noGrad(() => {
+      try {
+        result = fn();
+        return true;
+      } catch (e) {
+        error = e;
+        return undefined;
+      }
+    });
+    if (ok === undefined) {
+      this._mod.takeError();
+      throw error ?? new BpropError('bprop.noGrad failed');
+    }
+    return result;
+  }
+
+  // -- custom backward operators --
+
+  /**
+   * Registers a primitive: forward(...typedArrays, info) returns the output elements (typed array or array);
+   * inferShape(...shapes) and inferDtype(...dtypes) default to the first input's; bprop(...inputs, out, dout)
+   * returns one gradient per input (null for none), written with ops so it differentiates again.
+   */
+  registerPrimitive({ name, inputs = ['x'], inferShape, inferDtype, forward, bprop }) {
+    if (typeof name !== 'string' || !name) throw new ValueError('registerPrimitive: a name is required');
+    if (typeof forward !== 'function') throw new ValueError(`registerPrimitive '${name}': forward is required`);
+    if (typeof bprop !== 'function') throw new ValueError(`registerPrimitive '${name}': bprop is required`);
+    const inputNames = typeof inputs === 'number' ? Array.from({ length: inputs }, (_, i) => `x${i}`) : inputs;
+    const guard = (f) => (...a) => {
+      try {
+        return f(...a);
+      } catch (e) {
+        this._pendingError = e;
+        return undefined;
+      }
+    };
+    const shapeFn = guard((shapes) => (inferShape ? inferShape(...shapes) : shapes[0]));
+    const dtypeFn = guard((dtypes) => (inferDtype ? inferDtype(...dtypes) : dtypes[0]));
+    const forwardFn = guard((arrays, shapes, dtypes, outShape, outDtype) =>
+      forward(...arrays, { shapes, dtypes, outShape, outDtype }),
+    );
+    const bpropFn = this._callback((...ts) => bprop(...ts), 'grads');
+    this._check(this._mod.registerPrimitive(name, inputNames, shapeFn, dtypeFn, forwardFn, bpropFn));
+    this._defineOp(name);
+  }
+}
+
+function collectTensors(v, out) {
+  if (v instanceof Tensor) out.add(v);
+  else if (Array.isArray(v)) for (const x of v) collectTensors(x, out);
+  else if (isPlainObject(v)) for (const x of Object.values(v)) collectTensors(x, out);
+}
+
+function makeParameterClass(bp) {
+  /** new bp.Parameter(data, name, requiresGrad = true): a copy of data that grad can differentiate via weights. */
+  return class BoundParameter extends Parameter {
+    constructor(data, name = 'param', requiresGrad = true) {
+      const src = bp._asTensor(data);
+      // A parameter shares the storage it is made from: make it from a copy so updates never write into data.
+      const copy = bp._check(bp._mod.clone(src.handle));
+      if (src !== data) src.dispose();
+      let handle;
+      try {
+        handle = bp._check(bp._mod.makeParameter(copy, name, requiresGrad));
+      } finally {
+        copy.delete();
+      }
+      super(bp, handle);
+    }
+  };
+}
+
+function makeCellClass(bp) {
+  /**
+   * A module: subclass it and define construct(...inputs). Define bprop(...inputs, out, dout) too to replace
+   * automatic differentiation of construct (MindSpore's Cell.bprop). Instances are callable: net(x).
+   */
+  class Cell {
+    constructor() {
+      const self = function cell(...inputs) {
+        return self.call(...inputs);
+      };
+      delete self.name;
+      delete self.length;
+      Object.setPrototypeOf(self, new.target.prototype);
+      return self;
+    }
+    construct() {
+      throw new ValueError(`${this.constructor.name}: construct is not defined`);
+    }
+    call(...inputs) {
+      const hasBprop = typeof this.bprop === 'function' && this.bprop !== Cell.prototype.bprop;
+      if (!hasBprop) return this.construct(...inputs);
+      const label = `${this.constructor.name}.bprop`;
+      return bp._withArgs(inputs, (_, handles) => {
+        const fwd = bp._callback((...xs) => this.construct(...xs));
+        const bwd = bp._callback((...ts) => this.bprop(...ts), 'grads');
+        return bp._wrap(bp._check(bp._mod.applyCustom(label, handles, fwd, bwd)));
+      });
+    }
+    /** Parameters of this cell and its sub-cells (own properties, in definition order), as [path, parameter]. */
+    parametersAndNames(prefix = '') {
+      const out = [];
+      for (const [key, v] of Object.entries(this)) {
+        if (v instanceof Parameter) out.push([prefix + key, v]);
+        else if (v instanceof Cell) out.push(...v.parametersAndNames(`${prefix}${key}.`));
+      }
+      return out;
+    }
+    /** Parameters with requiresGrad. */
+    trainableParams() {
+      return this.parametersAndNames()
+        .map(([, p]) => p)
+        .filter((p) => p.requiresGrad);
+    }
+  }
+  return Cell;
+}
