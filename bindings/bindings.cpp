@@ -20,54 +20,12 @@
 
 #include "bprop/bprop.h"
 #include "bprop/vectors.h"
+#include "guard.h"
 
 using emscripten::val;
 
 namespace bprop::js {
 namespace {
-
-/// A JavaScript callback threw; its error waits on the JavaScript side.
-struct JsCallbackError : std::runtime_error {
-  JsCallbackError() : std::runtime_error("a JavaScript callback threw") {}
-};
-
-// Error kinds as the wrapper sees them: 0..3 are ErrorKind, then these.
-constexpr int kOtherError = 4;
-constexpr int kJsError = 5;
-
-int g_error_kind = -1;
-std::string g_error_message;
-
-/// Runs f; on any C++ exception records it and returns undefined.
-template <typename F>
-val guarded(F&& f) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    g_error_kind = static_cast<int>(e.kind());
-    g_error_message = e.what();
-  } catch (const JsCallbackError&) {
-    g_error_kind = kJsError;
-    g_error_message.clear();
-  } catch (const std::bad_alloc&) {
-    g_error_kind = kOtherError;
-    g_error_message = "out of memory in the WebAssembly heap";
-  } catch (const std::exception& e) {
-    g_error_kind = kOtherError;
-    g_error_message = e.what();
-  }
-  return val::undefined();
-}
-
-val error_kind() { return val(g_error_kind); }
-val take_error() {
-  val out = val::object();
-  out.set("kind", g_error_kind);
-  out.set("message", g_error_message);
-  g_error_kind = -1;
-  g_error_message.clear();
-  return out;
-}
 
 bool is_array(const val& v) {
   static const val array = val::global("Array");
@@ -393,6 +351,15 @@ val vjp_call(val fn, val inputs, const Tensor& v) {
   });
 }
 
+val export_graph_call(val fn, val inputs, val names, int max_values) {
+  return guarded([&] {
+    bprop::GraphExportOptions opts;
+    opts.input_names = emscripten::vecFromJSArray<std::string>(names);
+    opts.max_values = max_values;
+    return val(bprop::export_grad_graph(js_fn(fn), to_tensors(inputs), opts));
+  });
+}
+
 val jvp_call(val fn, val inputs, val tangents) {
   return guarded([&] {
     auto [out, t] = bprop::jvp(js_fn(fn), to_tensors(inputs), to_tensors(tangents));
@@ -601,6 +568,7 @@ EMSCRIPTEN_BINDINGS(bprop) {
   function("gradCall", &js::grad_call);
   function("vjp", &js::vjp_call);
   function("jvp", &js::jvp_call);
+  function("exportGraph", &js::export_graph_call);
   function("jacobian", &js::jacobian_call);
   function("gradcheck", &js::gradcheck_call);
   function("noGrad", &js::no_grad_call);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages bprop builds with, when any is missing (needs root; a fresh Debian machine).
+# Installs the Debian packages bprop builds with (and any named as arguments), when missing (needs root).
 set -euo pipefail
-needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev)
+needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev zlib1g-dev dataset-fashion-mnist "$@")  # callers may name extra packages
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

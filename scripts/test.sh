@@ -14,3 +14,6 @@ echo "== WebAssembly build =="
 bash scripts/build-wasm.sh
 echo "== JavaScript tests (node --test) =="
 node --test tests/js/
+echo "== browser tests (headless Chromium) =="
+bash scripts/setup.sh chromium
+node --test tests/browser/

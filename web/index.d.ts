@@ -145,6 +145,45 @@ export type OpName =
   | 'where';
 
 /** Chainable op methods: x.mul(y).sum({ axis: 0 }); the tensor is the op's first input. */
+/** A tensor in an exported graph: the first `maxValues` values, row-major ("nan"/"inf"/"-inf" for non-finite). */
+export interface GraphTensor {
+  id: number;
+  shape: number[];
+  dtype: DType;
+  values: (number | boolean | string)[];
+  truncated: boolean;
+  name?: string;
+}
+/** One op call in an exported graph (tensor ids; null for an omitted optional input). */
+export interface GraphOp {
+  op: string;
+  inputs: (number | null)[];
+  output: number;
+  attrs: Record<string, unknown>;
+  index?: number;
+  differentiated?: boolean;
+}
+/** One backward step: the bprop of forward op `forward`, called with `dout`, running `ops`, returning `grads`. */
+export interface GraphStep {
+  step: number;
+  forward: number | null;
+  op: string;
+  dout: number;
+  ops: GraphOp[];
+  accumulate: GraphOp[];
+  grads: (number | null)[];
+}
+/** Format "bprop-graph/1". */
+export interface GradGraph {
+  format: 'bprop-graph/1';
+  inputs: { name: string; tensor: number }[];
+  output: number;
+  tensors: GraphTensor[];
+  forward: GraphOp[];
+  backward: GraphStep[];
+  grads: { input: number; tensor: number }[];
+}
+
 export interface TensorOps {
   abs(...args: OpArg[]): Tensor;
   add(...args: OpArg[]): Tensor;
@@ -354,6 +393,314 @@ export interface DTypeOption {
   dtype?: DType;
 }
 
+// ---- nn, optim and checkpoints (web/nn.js, web/checkpoint.js) ----------------------------------------------
+
+/** The tuples made of the first 0, 1, ... n elements of T. */
+type Prefixes<T extends unknown[]> = T extends [infer H, ...infer R] ? [] | [H, ...Prefixes<R>] : [];
+/**
+ * A constructor taking the required arguments Req, then any leading part of MindSpore's optional positional
+ * arguments Pos, then optionally an options object O naming any of them.
+ */
+export type NnConstructor<T, Req extends unknown[], Pos extends unknown[], O> = {
+  new (...args: [...Req, ...Prefixes<Pos>]): T;
+  new (...args: [...Req, ...Prefixes<Pos>, O]): T;
+};
+
+/** One int for both spatial axes, or [h, w]. */
+export type Size2 = number | [number, number];
+/** One int, [h, w], or [top, bottom, left, right]. */
+export type Padding2d = number | [number, number] | [number, number, number, number];
+export type Reduction = 'mean' | 'sum' | 'none';
+export type InitializerName =
+  | 'zeros'
+  | 'ones'
+  | 'normal'
+  | 'uniform'
+  | 'xavier_uniform'
+  | 'xavier_normal'
+  | 'he_normal'
+  | 'he_uniform';
+
+/** An initializer with its arguments; bp.nn.init.* make them. */
+export interface Initializer {
+  readonly name: InitializerName | 'constant' | 'tensor' | string;
+  readonly seed?: number;
+  readonly [arg: string]: unknown;
+}
+/** How to fill a new parameter: a MindSpore name, bp.nn.init.*(...), or the values themselves. */
+export type InitializerArg = InitializerName | Initializer | Tensor | NestedArray | TypedData;
+
+/** Initializers with MindSpore's names (snake_case and camelCase), seeded when a seed is given. */
+export interface NnInit {
+  zeros(): Initializer;
+  ones(): Initializer;
+  constant(value: number): Initializer;
+  constant(options: { value: number }): Initializer;
+  /** N(mean, sigma^2); sigma 0.01 by default. */
+  normal(sigma?: number, mean?: number, seed?: number): Initializer;
+  normal(options: { sigma?: number; mean?: number; seed?: number }): Initializer;
+  /** U(-scale, scale); scale 0.07 by default. */
+  uniform(scale?: number, seed?: number): Initializer;
+  uniform(options: { scale?: number; seed?: number }): Initializer;
+  xavierUniform(gain?: number, seed?: number): Initializer;
+  xavierUniform(options: { gain?: number; seed?: number }): Initializer;
+  xavier_uniform: NnInit['xavierUniform'];
+  xavierNormal(gain?: number, seed?: number): Initializer;
+  xavierNormal(options: { gain?: number; seed?: number }): Initializer;
+  xavier_normal: NnInit['xavierNormal'];
+  heNormal(negativeSlope?: number, mode?: 'fan_in' | 'fan_out', nonlinearity?: string, seed?: number): Initializer;
+  heNormal(options: { negativeSlope?: number; mode?: 'fan_in' | 'fan_out'; nonlinearity?: string; seed?: number }): Initializer;
+  he_normal: NnInit['heNormal'];
+  heUniform: NnInit['heNormal'];
+  he_uniform: NnInit['heNormal'];
+}
+
+/**
+ * A module of bp.nn: subclass it, assign layers, Parameters and cells to properties, define construct.
+ * Parameter paths ("fc1.weight") follow the property names.
+ */
+export interface NnCell extends Cell {
+  /** Training mode (Dropout active, BatchNorm on batch statistics); true at first. */
+  readonly training: boolean;
+  /** Training (true) or evaluation (false) mode for this cell and every cell below it. */
+  setTrain(mode?: boolean): this;
+  set_train(mode?: boolean): this;
+  /** Sets requiresGrad of every parameter below (the core's layers keep their state untrainable). */
+  setGrad(requiresGrad?: boolean): this;
+  set_grad(requiresGrad?: boolean): this;
+  nameCells(): [string, Cell][];
+  cellsAndNames(prefix?: string): [string, Cell][];
+  /** Parameters with requiresGrad, each once. */
+  trainableParams(): Parameter[];
+  trainable_params(): Parameter[];
+  parameters_and_names(prefix?: string): [string, Parameter][];
+}
+
+export interface Dense extends NnCell {
+  readonly weight: Parameter;
+  /** Undefined with hasBias false. */
+  readonly bias: Parameter;
+}
+export interface Conv2d extends NnCell {
+  readonly weight: Parameter;
+  /** Only with hasBias. */
+  readonly bias: Parameter;
+}
+export interface BatchNorm extends NnCell {
+  readonly gamma: Parameter;
+  readonly beta: Parameter;
+  readonly movingMean: Parameter;
+  readonly moving_mean: Parameter;
+  readonly movingVariance: Parameter;
+  readonly moving_variance: Parameter;
+}
+export interface LayerNorm extends NnCell {
+  readonly gamma: Parameter;
+  readonly beta: Parameter;
+}
+export interface Embedding extends NnCell {
+  readonly embeddingTable: Parameter;
+  readonly embedding_table: Parameter;
+}
+export interface SequentialCell extends NnCell, Iterable<Cell> {
+  readonly length: number;
+  append(cell: Cell): this;
+  /** The i-th cell; negative i counts from the end. */
+  at(i: number): Cell;
+}
+export interface WithLossCell extends NnCell {
+  readonly backbone: Cell;
+  readonly lossFn: (logits: Tensor, label: Tensor) => Tensor;
+}
+export interface TrainOneStepCell extends NnCell {
+  readonly network: Cell;
+  readonly optimizer: Optimizer;
+}
+
+type LossTensor = Tensor | NestedArray | TypedData | null;
+
+export interface Nn {
+  /** Base class of JavaScript models. */
+  readonly Cell: new () => NnCell;
+  readonly Parameter: new (data: Tensor | number | NestedArray, name?: string, requiresGrad?: boolean) => Parameter;
+  readonly Initializer: new (name: string, args?: { [arg: string]: number | string | undefined }) => Initializer;
+
+  readonly Dense: NnConstructor<
+    Dense,
+    [inChannels: number, outChannels: number],
+    [InitializerArg, InitializerArg, boolean, string | null, DType],
+    { weightInit?: InitializerArg; biasInit?: InitializerArg; hasBias?: boolean; activation?: string | null; dtype?: DType }
+  >;
+  readonly Conv2d: NnConstructor<
+    Conv2d,
+    [inChannels: number, outChannels: number, kernelSize: Size2],
+    [Size2, 'same' | 'valid' | 'pad', Padding2d, Size2, number, boolean, InitializerArg, InitializerArg, DType],
+    {
+      stride?: Size2;
+      padMode?: 'same' | 'valid' | 'pad';
+      padding?: Padding2d;
+      dilation?: Size2;
+      group?: number;
+      hasBias?: boolean;
+      weightInit?: InitializerArg;
+      biasInit?: InitializerArg;
+      dtype?: DType;
+    }
+  >;
+  readonly MaxPool2d: NnConstructor<NnCell, [], [Size2, Size2, 'same' | 'valid' | 'pad', Padding2d], PoolOptions>;
+  readonly AvgPool2d: NnConstructor<NnCell, [], [Size2, Size2, 'same' | 'valid' | 'pad', Padding2d], PoolOptions>;
+  readonly BatchNorm1d: NnConstructor<BatchNorm, [numFeatures: number], BatchNormPositional, BatchNormOptions>;
+  readonly BatchNorm2d: NnConstructor<BatchNorm, [numFeatures: number], BatchNormPositional, BatchNormOptions>;
+  readonly LayerNorm: NnConstructor<
+    LayerNorm,
+    [normalizedShape: number | Shape],
+    [InitializerArg, InitializerArg, number, DType],
+    { gammaInit?: InitializerArg; betaInit?: InitializerArg; epsilon?: number; dtype?: DType }
+  >;
+  /** Seeded: the same seed gives the same masks. Identity in evaluation mode. */
+  readonly Dropout: NnConstructor<NnCell, [], [number, number], { p?: number; seed?: number }>;
+  readonly Embedding: NnConstructor<
+    Embedding,
+    [vocabSize: number, embeddingSize: number],
+    [InitializerArg, number, DType],
+    { embeddingTable?: InitializerArg; paddingIdx?: number; dtype?: DType }
+  >;
+  readonly Flatten: NnConstructor<NnCell, [], [number, number], { startDim?: number; endDim?: number }>;
+  readonly ReLU: new () => NnCell;
+  readonly LeakyReLU: NnConstructor<NnCell, [], [number], { alpha?: number }>;
+  /** approximate (default true): the tanh form, as MindSpore. */
+  readonly GELU: NnConstructor<NnCell, [], [boolean], { approximate?: boolean }>;
+  readonly SiLU: new () => NnCell;
+  readonly Sigmoid: new () => NnCell;
+  readonly Tanh: new () => NnCell;
+  readonly Softmax: NnConstructor<NnCell, [], [number], { axis?: number }>;
+  readonly LogSoftmax: NnConstructor<NnCell, [], [number], { axis?: number }>;
+
+  readonly BCEWithLogitsLoss: NnConstructor<
+    NnCell,
+    [],
+    [Reduction, LossTensor, LossTensor],
+    { reduction?: Reduction; weight?: LossTensor; posWeight?: LossTensor }
+  >;
+  readonly BCELoss: NnConstructor<NnCell, [], [LossTensor, Reduction], { weight?: LossTensor; reduction?: Reduction }>;
+  readonly CrossEntropyLoss: NnConstructor<
+    NnCell,
+    [],
+    [LossTensor, number, Reduction, number],
+    { weight?: LossTensor; ignoreIndex?: number; reduction?: Reduction; labelSmoothing?: number }
+  >;
+  readonly NLLLoss: NnConstructor<
+    NnCell,
+    [],
+    [LossTensor, number, Reduction],
+    { weight?: LossTensor; ignoreIndex?: number; reduction?: Reduction }
+  >;
+  readonly MSELoss: NnConstructor<NnCell, [], [Reduction], { reduction?: Reduction }>;
+  readonly L1Loss: NnConstructor<NnCell, [], [Reduction], { reduction?: Reduction }>;
+  readonly SmoothL1Loss: NnConstructor<NnCell, [], [number, Reduction], { beta?: number; reduction?: Reduction }>;
+
+  readonly SequentialCell: {
+    new (cells: Cell[]): SequentialCell;
+    new (...cells: Cell[]): SequentialCell;
+  };
+  /** construct(...data, label) = lossFn(backbone(...data), label). */
+  readonly WithLossCell: new (backbone: Cell, lossFn: (logits: Tensor, label: Tensor) => Tensor) => WithLossCell;
+  /** Each call: the loss, its gradients w.r.t. optimizer.parameters, the update; returns the loss before it. */
+  readonly TrainOneStepCell: new (network: Cell, optimizer: Optimizer) => TrainOneStepCell;
+
+  readonly init: NnInit;
+  /** Seeds the stream initializers and Dropout draw from: the same seed gives the same weights, natively too. */
+  setSeed(seed: number): void;
+  set_seed(seed: number): void;
+  /** A new tensor of `shape` filled by an initializer. */
+  initializer(init: InitializerArg, shape: Shape, options?: DTypeOption): Tensor;
+  /** The recommended gain of a nonlinearity (PyTorch's calculate_gain). */
+  calculateGain(nonlinearity: string, param?: number): number;
+}
+interface PoolOptions {
+  kernelSize?: Size2;
+  stride?: Size2;
+  padMode?: 'same' | 'valid' | 'pad';
+  padding?: Padding2d;
+}
+type BatchNormPositional = [number, number, boolean, InitializerArg, InitializerArg, InitializerArg, InitializerArg, boolean | null, DType];
+interface BatchNormOptions {
+  eps?: number;
+  /** moving = momentum * moving + (1 - momentum) * batch (MindSpore's convention); 0.9 by default. */
+  momentum?: number;
+  affine?: boolean;
+  gammaInit?: InitializerArg;
+  betaInit?: InitializerArg;
+  movingMeanInit?: InitializerArg;
+  movingVarInit?: InitializerArg;
+  /** Unset: batch statistics in training, moving ones in evaluation. */
+  useBatchStatistics?: boolean | null;
+  dtype?: DType;
+}
+
+/** Updates parameters in place from one gradient per parameter (PyTorch's update rules). */
+export interface Optimizer {
+  readonly parameters: readonly Parameter[];
+  readonly name: string;
+  learningRate: number;
+  readonly stepCount: number;
+  /** One update; grads as valueAndGrad returns them for { gradPosition: null, weights: optimizer.parameters }. */
+  step(grads: (Tensor | null)[]): void;
+  applyGradients(grads: (Tensor | null)[]): void;
+  updateCount(i: number): number;
+  /** The state tensors of parameter i (momentum_buffer, exp_avg, exp_avg_sq, ...). */
+  state(i: number): { [key: string]: Tensor };
+}
+/** Sets an optimizer's learning rate per epoch. */
+export interface LRScheduler {
+  readonly optimizer: Optimizer;
+  readonly lastEpoch: number;
+  readonly baseLr: number;
+  /** Advances one epoch; returns the new rate. */
+  step(): number;
+  getLastLr(): number;
+  lrAt(epoch: number): number;
+}
+type Params = Parameter[] | readonly Parameter[] | Cell;
+type AdamOptions = { learningRate?: number; lr?: number; betas?: [number, number]; beta1?: number; beta2?: number; eps?: number; weightDecay?: number; amsgrad?: boolean };
+
+export interface Optim {
+  readonly SGD: NnConstructor<
+    Optimizer,
+    [params: Params],
+    [number, number, number, boolean, number],
+    { learningRate?: number; lr?: number; momentum?: number; dampening?: number; nesterov?: boolean; weightDecay?: number }
+  >;
+  /** MindSpore's Momentum: learningRate and momentum are required. */
+  readonly Momentum: NnConstructor<
+    Optimizer,
+    [params: Params],
+    [number, number, number, boolean],
+    { learningRate?: number; lr?: number; momentum?: number; weightDecay?: number; useNesterov?: boolean }
+  >;
+  readonly Adam: NnConstructor<Optimizer, [params: Params], [number, [number, number], number, number, boolean], AdamOptions>;
+  /** Decoupled weight decay (0.01 by default). */
+  readonly AdamW: NnConstructor<Optimizer, [params: Params], [number, [number, number], number, number, boolean], AdamOptions>;
+  /** lr = baseLr * gamma ** floor(epoch / stepSize). */
+  readonly StepLR: NnConstructor<LRScheduler, [optimizer: Optimizer], [number, number], { stepSize?: number; gamma?: number }>;
+  /** lr = etaMin + (baseLr - etaMin) (1 + cos(pi epoch / tMax)) / 2. */
+  readonly CosineAnnealingLR: NnConstructor<LRScheduler, [optimizer: Optimizer], [number, number], { tMax?: number; etaMin?: number }>;
+}
+
+/** What saveCheckpoint writes: a cell's parameters, or named tensors. */
+export type NamedTensorsArg =
+  | Cell
+  | Map<string, Tensor>
+  | { [name: string]: Tensor }
+  | ([string, Tensor] | { name: string; data: Tensor })[];
+export type CheckpointBytes = Uint8Array | ArrayBuffer | ArrayBufferView;
+export interface LoadOptions {
+  /** true (default): names must match exactly; false: missing parameters keep their values, extra tensors are ignored. */
+  strict?: boolean;
+  /** Names the checkpoint in error messages (default '<memory>'). */
+  source?: string;
+}
+
 /** The API object returned by init(). */
 export interface Bprop {
   readonly ShapeError: typeof ShapeError;
@@ -364,6 +711,10 @@ export interface Bprop {
   readonly Tensor: typeof Tensor;
   readonly Parameter: new (data: Tensor | number | NestedArray, name?: string, requiresGrad?: boolean) => Parameter;
   readonly Cell: typeof Cell;
+  /** Layers, losses, initializers and training cells (MindSpore's nn), backed by the core's nn library. */
+  readonly nn: Nn;
+  /** Optimizers and learning-rate schedules. */
+  readonly optim: Optim;
   /** Every registered op (catalogue ops and registered primitives), attributes as options. */
   readonly ops: { [K in OpName]: (...args: OpArg[]) => Tensor } & { [name: string]: (...args: OpArg[]) => Tensor };
 
@@ -389,6 +740,8 @@ export interface Bprop {
   valueAndGrad(fn: Fn, options?: GradOptions): (...args: TensorArg[]) => any;
   vjp(fn: Fn, inputs: TensorArg[], v: TensorArg): [Tensor, Tensor[]];
   jvp(fn: Fn, inputs: TensorArg[], tangents: TensorArg[]): [Tensor, Tensor];
+  /** The forward ops and backward steps autodiff records for fn at inputs (docs/graph.md). */
+  exportGraph(fn: Fn, inputs: TensorArg[], options?: { names?: string[]; maxValues?: number }): GradGraph;
   jacrev(fn: Fn, options?: { argnum?: number }): (...args: TensorArg[]) => Tensor;
   jacfwd(fn: Fn, options?: { argnum?: number }): (...args: TensorArg[]) => Tensor;
   hessian(fn: Fn, options?: { argnum?: number }): (...args: TensorArg[]) => Tensor;
@@ -396,6 +749,15 @@ export interface Bprop {
   noGrad<T>(fn: () => T): T;
   registerPrimitive(spec: PrimitiveSpec): void;
   runVectors(text: string, path?: string): VectorResult;
+
+  /** The bytes of a safetensors checkpoint of a cell's parameters (state included) or of named tensors. */
+  saveCheckpoint(obj: NamedTensorsArg, options?: { metadata?: { [key: string]: string } }): Uint8Array;
+  /** Checks names, shapes and dtypes, then loads into the cell's parameters (all or nothing); returns the names not loaded. */
+  loadCheckpoint(cell: Cell, bytes: CheckpointBytes, options?: LoadOptions): string[];
+  /** The tensors (new, in file order) and metadata of checkpoint bytes. */
+  parseCheckpoint(bytes: CheckpointBytes, options?: { source?: string }): { tensors: Map<string, Tensor>; metadata: { [key: string]: string } };
+  /** MindSpore's load_param_into_net: named tensors into the cell's parameters, as loadCheckpoint. */
+  loadParamIntoNet(cell: Cell, tensors: NamedTensorsArg, options?: LoadOptions): string[];
 
   memory(): { tensors: number; bytes: number };
   tidy<T>(fn: () => T): T;

@@ -9,6 +9,9 @@
 // bp.scope(async fn); tensors made inside functions given to grad and friends are freed by the library.
 // A FinalizationRegistry frees what is forgotten, eventually.
 
+import { makeCheckpoint } from './checkpoint.js';
+import { makeNn } from './nn.js';
+
 // ---- errors ------------------------------------------------------------------------------------------
 
 /** Base class of every error raised by bprop; `kind` is "shape", "dtype", "value", "unknown_op" or "internal". */
@@ -253,6 +256,7 @@ class Bprop {
     for (const name of this._check(mod.opNames())) this._defineOp(name);
     this.Parameter = makeParameterClass(this);
     this.Cell = makeCellClass(this);
+    Object.assign(this, makeNn(this, { Tensor, Parameter }), makeCheckpoint(this, { Tensor, Parameter }));
   }
 
   // -- internals --
@@ -623,6 +627,15 @@ class Bprop {
       const vh = handles.pop();
       return this._wrapValue(this._check(this._mod.vjp(this._callback(fn), handles, vh)));
     });
+  }
+  /**
+   * The graph autodiff records for fn at inputs: forward ops, then each backward step (the bprop of one forward
+   * op, the ops it ran, dout and the gradients it returned), as a "bprop-graph/1" object (docs/graph.md).
+   */
+  exportGraph(fn, inputs, { names = [], maxValues = 64 } = {}) {
+    return this._withArgs(inputs, (_, handles) =>
+      JSON.parse(this._check(this._mod.exportGraph(this._callback(fn), handles, names, maxValues))),
+    );
   }
   /** [out, tangentOut]: fn's output and d fn / d inputs . tangents. */
   jvp(fn, inputs, tangents) {

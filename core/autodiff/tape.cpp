@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "autodiff/observer.h"
 #include "bprop/ops.h"
 
 namespace bprop::autodiff {
@@ -194,12 +195,15 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
       needs.assign(node->edges.size(), false);
       for (size_t i = 0; i < node->edges.size(); ++i) needs[i] = node->edges[i] != nullptr;
       std::vector<Tensor> dx;
+      GraphObserver* obs = graph_observer();
+      if (obs) obs->on_bprop_begin(*node, dout);
       if (node->op) {
         const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
         dx = node->op->bprop(ctx);
       } else {
         dx = node->custom(node->inputs, node->out, dout);
       }
+      if (obs) obs->on_bprop_end(*node, dx);
       if (dx.size() > node->edges.size()) {
         throw ValueError("For '" + node->name() + "', the bprop returned " + std::to_string(dx.size()) +
                          " gradients for " + std::to_string(node->edges.size()) + " inputs");

@@ -167,7 +167,8 @@ void run_reduce(const T* x, const Layout& l, const Red& rd) {
       const T* base = x + o * red * inner + i0;
       for (int64_t r = 0; r < red; ++r) {
         const T* row = base + r * inner;
-        for (int64_t i = 0; i < w; ++i) acc[static_cast<size_t>(i)] = rd.step(acc[static_cast<size_t>(i)], row[i], r, j + i);
+        Acc* a = acc.data();
+        for (int64_t i = 0; i < w; ++i) a[i] = rd.step(a[i], row[i], r, j + i);
       }
       for (int64_t i = 0; i < w; ++i) rd.finish(acc[static_cast<size_t>(i)], j + i);
       j += w;
@@ -563,11 +564,20 @@ void register_reduce_ops(Registry& r) {
          const ReduceInfo info = reduce_info("mean", c);
          return {expand_to(keep(c.dout, info.kept) / static_cast<double>(info.count), c.input(0).shape())};
        }},
-      // prod: dx = dout * out / x. Documented limitation: this needs every x nonzero (a zero gives inf/NaN).
+      // prod: dx_i = dout * prod_{j != i} x_j, i.e. out / x in a lane without zeros; at a lane's only zero the
+      // product of the others; 0 elsewhere (as PyTorch). Exact at first order; at second order exact where a
+      // lane holds at most one zero (with two or more, the cross terms between the zeros are dropped).
       {"prod", reduce_shape, numeric_dtype, prod_kernel,
        [](const BpropCtx& c) -> std::vector<Tensor> {
          const ReduceInfo info = reduce_info("prod", c);
-         return {keep(c.dout * c.out, info.kept) / c.input(0)};
+         const Tensor& x = c.input(0);
+         const IntList axes = axes_list(info.axes);
+         const Tensor is_zero = ops::equal(x, like(0.0, x));
+         const Tensor x_safe = ops::where(is_zero, like(1.0, x), x);
+         const Tensor zeros_in_lane = ops::sum(mask_as(is_zero, x), axes, true);
+         const Tensor others = ops::where(ops::equal(zeros_in_lane, like(1.0, x)), ops::prod(x_safe, axes, true),
+                                          like(0.0, x));
+         return {keep(c.dout, info.kept) * ops::where(is_zero, others, keep(c.out, info.kept) / x_safe)};
        }},
       // amax: dx = dout * (x == out) / (number of ties)
       {"amax", reduce_shape_no_identity, numeric_dtype, extreme_kernel<true>,

@@ -1,6 +1,7 @@
 // The dispatcher: one path for every op call, built-in or user-registered.
 #include <string>
 
+#include "autodiff/observer.h"
 #include "autodiff/tape.h"
 #include "bprop/registry.h"
 
@@ -45,7 +46,22 @@ Backend common_backend(const OpDef& op, const std::vector<Tensor>& inputs) {
   return be;
 }
 
+// Nesting depth of kernels: ops run by a kernel (composite ops) are not reported to an observer.
+thread_local int t_kernel_depth = 0;
+
+struct KernelDepth {
+  KernelDepth() { ++t_kernel_depth; }
+  ~KernelDepth() { --t_kernel_depth; }
+};
+
 }  // namespace
+
+namespace autodiff {
+GraphObserver*& graph_observer() {
+  thread_local GraphObserver* observer = nullptr;
+  return observer;
+}
+}  // namespace autodiff
 
 Tensor call_op(const std::string& name, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   return call_op(registry().get(name), inputs, attrs);
@@ -65,13 +81,19 @@ Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& 
   }
   Tensor out = op.allocates_output ? Tensor::empty(shape, dtype, backend) : Tensor();
   KernelCtx kctx{op, inputs, normalized, shape, dtype, out};
-  kernel(kctx);
+  {
+    KernelDepth depth;
+    kernel(kctx);
+  }
   if (!out.defined() || out.shape() != shape || out.dtype() != dtype) {
     throw ValueError("For '" + op.name + "', the kernel produced " +
                      (out.defined() ? shape_str(out.shape()) + " " + dtype_name(out.dtype()) : std::string("nothing")) +
                      " where " + shape_str(shape) + " " + dtype_name(dtype) + " was inferred");
   }
   if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out);
+  if (autodiff::GraphObserver* obs = autodiff::graph_observer(); obs && t_kernel_depth == 0) {
+    obs->on_op(op, inputs, normalized, out);
+  }
   return out;
 }
 

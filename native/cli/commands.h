@@ -12,4 +12,12 @@ int check_command(const std::vector<std::string>& args);
 /// `bprop ops [--json | --markdown]`: the op coverage matrix.
 int ops_command(const std::vector<std::string>& args);
 
+/// `bprop train [--model mlp|cnn] [--data DIR] ...`: trains a classifier on IDX files and saves a checkpoint;
+/// exit 0 when done, 2 on bad arguments or data files, 1 when training failed.
+int train_command(const std::vector<std::string>& args);
+
+/// `bprop eval --checkpoint FILE [--model mlp|cnn] [--data DIR]`: test loss and accuracy of a checkpoint;
+/// exit 0 when done, 2 on bad arguments, data files or a checkpoint that does not fit the model.
+int eval_command(const std::vector<std::string>& args);
+
 }  // namespace bprop::cli

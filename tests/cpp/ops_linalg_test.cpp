@@ -77,7 +77,9 @@ std::pair<Shape, std::vector<double>> reference(const Tensor& a, const Tensor& b
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t j = 0; j < m; ++j) {
         double s = 0;
-        for (int64_t p = 0; p < k; ++p) s += av[static_cast<size_t>(ao + i * k + p)] * bv[static_cast<size_t>(bo + p * m + j)];
+        for (int64_t p = 0; p < k; ++p) {
+          s += av[static_cast<size_t>(ao + i * k + p)] * bv[static_cast<size_t>(bo + p * m + j)];
+        }
         out.push_back(s);
       }
     }

@@ -327,6 +327,13 @@ TEST(ReduceGrad, GradcheckEveryOpAndAxisForm) {
       expect_grads(f, {normal}, std::string(op) + " correction " + std::to_string(correction));
     }
   }
+  // prod through a zero: exact to second order with one zero per lane (the product is multilinear, so
+  // central differences are exact there too).
+  const Tensor one_zero = tensor({0.5, 0, 1.5, -0.7, 2, 1.4, 0, 0.9, 0, -1.3, 0.8, 1.2}, {3, 4}, DType::Float64);
+  for (int64_t axis : {0, 1}) {
+    const Fn f = [axis](const std::vector<Tensor>& a) -> Value { return ops::prod(a[0], axis); };
+    expect_grads(f, {one_zero}, "prod with zeros, axis " + std::to_string(axis));
+  }
   // Composite: a reduction of a reduction, and reductions feeding each other.
   const Fn composite = [](const std::vector<Tensor>& a) -> Value {
     return ops::sum(ops::logsumexp(a[0], 2) * ops::mean(a[0], {0, 2}, false), {});
@@ -343,9 +350,13 @@ TEST(ReduceGrad, HandComputed) {
   // mean: 1 / N each.
   const Fn m = [](const std::vector<Tensor>& a) -> Value { return ops::mean(a[0]); };
   expect_values(grad(m)({x23()}).tensor(), {2, 3}, {1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6, 1.0 / 6});
-  // prod: out / x.
+  // prod: the product of the other elements (out / x without zeros).
   const Fn p = [](const std::vector<Tensor>& a) -> Value { return ops::prod(a[0]); };
   expect_values(grad(p)({tensor({2, 3, 4}, {3})}).tensor(), {3}, {12, 8, 6});
+  const Fn prow = [](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::prod(a[0], 1)); };
+  // one zero in row 0 (it gets 2 * 4, the others 0), two zeros in row 1 (all 0), none in row 2
+  expect_values(grad(prow)({tensor({2, 0, 4, 0, 5, 0, 1, 2, 3}, {3, 3})}).tensor(), {3, 3},
+                {0, 8, 0, 0, 0, 0, 6, 3, 2});
   // amax / amin: ties share dout evenly, as PyTorch's amax.
   const Fn mx = [](const std::vector<Tensor>& a) -> Value { return ops::amax(a[0]); };
   expect_values(grad(mx)({tensor({1, 3, 3}, {3})}).tensor(), {3}, {0, 0.5, 0.5});

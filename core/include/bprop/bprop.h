@@ -17,3 +17,4 @@
 #include "bprop/shape.h"
 #include "bprop/tensor.h"
 #include "bprop/value.h"
+#include "bprop/graph_export.h"

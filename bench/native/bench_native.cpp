@@ -1,0 +1,413 @@
+// bench_native: the benchmark workloads W1..W5 (bench/README.md) through the bprop C++ API on one thread,
+// with the shared fixed-seed inputs (bench/README.md, "Inputs"). Prints one JSON line per workload on stdout:
+//   {"impl":"bprop-native","workload":"W1","metric":"ms_per_step","median":..,"min":..,"max":..,"reps":30,
+//    "check":{"ok":true,...}}
+// W3 lines also carry the speed of a raw single-threaded GEMM of the same size (OpenBLAS when the build found
+// it, and Eigen) as the physical limit of this machine.
+//
+//   bench_native [--quick] [--workloads W1,W3]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "bprop/bprop.h"
+#include "kernels/cpu/parallel.h"
+
+#ifdef BPROP_BENCH_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace {
+
+using bprop::Parameter;
+using bprop::Tensor;
+using bprop::Value;
+using nlohmann::json;
+namespace ops = bprop::ops;
+
+// ---- the shared input generator (identical in bench/common.mjs and bench/torch_bench.py) ----------------
+
+/// A 32-bit LCG (Numerical Recipes constants); each draw keeps the top 24 bits, so every value below is an
+/// exact float32 and every implementation builds bit-identical inputs.
+class Lcg {
+ public:
+  explicit Lcg(uint32_t seed) : s_(seed) {}
+  uint32_t next24() {
+    s_ = s_ * 1664525u + 1013904223u;
+    return s_ >> 8;
+  }
+
+ private:
+  uint32_t s_;
+};
+
+/// Uniform in [0, 1): k / 2^24.
+std::vector<float> unit(uint32_t seed, size_t n) {
+  Lcg g(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(g.next24()) * 0x1p-24f;
+  return v;
+}
+
+/// Uniform in [-a, a): (k / 2^23 - 1) * a, rounded once to float32.
+std::vector<float> sym(uint32_t seed, size_t n, float a) {
+  Lcg g(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) {
+    const float u = static_cast<float>(g.next24()) * 0x1p-23f - 1.0f;  // exact
+    x = u * a;
+  }
+  return v;
+}
+
+/// Class labels in [0, classes): k mod classes.
+std::vector<int32_t> labels(uint32_t seed, size_t n, int classes) {
+  Lcg g(seed);
+  std::vector<int32_t> v(n);
+  for (auto& x : v) x = static_cast<int32_t>(g.next24() % static_cast<uint32_t>(classes));
+  return v;
+}
+
+/// PyTorch's default init bound 1 / sqrt(fan_in), rounded to float32.
+float fan_scale(int fan_in) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(fan_in))); }
+
+Tensor make_f32(const std::vector<float>& v, const bprop::Shape& shape) {
+  Tensor t = Tensor::empty(shape, bprop::DType::Float32);
+  std::memcpy(t.data<float>(), v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+Tensor make_i32(const std::vector<int32_t>& v, const bprop::Shape& shape) {
+  Tensor t = Tensor::empty(shape, bprop::DType::Int32);
+  std::memcpy(t.data<int32_t>(), v.data(), v.size() * sizeof(int32_t));
+  return t;
+}
+
+// ---- timing ------------------------------------------------------------------------------------------------
+
+struct Reps {
+  int warmup;
+  int timed;
+};
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+  int reps = 0;
+};
+
+Stats summarize(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  Stats s;
+  s.reps = static_cast<int>(xs.size());
+  s.min = xs.front();
+  s.max = xs.back();
+  const size_t m = xs.size() / 2;
+  s.median = xs.size() % 2 ? xs[m] : 0.5 * (xs[m - 1] + xs[m]);
+  return s;
+}
+
+/// Runs body warmup + timed times; returns the timed durations in milliseconds.
+std::vector<double> time_ms(const Reps& r, const std::function<void()>& body) {
+  for (int i = 0; i < r.warmup; ++i) body();
+  std::vector<double> out;
+  out.reserve(r.timed);
+  for (int i = 0; i < r.timed; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    const auto t1 = std::chrono::steady_clock::now();
+    out.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return out;
+}
+
+json line(const std::string& workload, const std::string& metric, const Stats& s) {
+  json j;
+  j["impl"] = "bprop-native";
+  j["workload"] = workload;
+  j["metric"] = metric;
+  j["median"] = s.median;
+  j["min"] = s.min;
+  j["max"] = s.max;
+  j["reps"] = s.reps;
+  return j;
+}
+
+void emit(const json& j) { std::cout << j.dump() << std::endl; }
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+// ---- W1 mlp_step ---------------------------------------------------------------------------------------
+
+void w1(const Reps& reps) {
+  const int64_t batch = 128;
+  Tensor x = make_f32(unit(11, batch * 784), {batch, 784});
+  Tensor y = make_i32(labels(12, batch, 10), {batch});
+  Parameter w1(make_f32(sym(13, 784 * 512, fan_scale(784)), {784, 512}), "w1");
+  Parameter b1(make_f32(sym(14, 512, fan_scale(784)), {512}), "b1");
+  Parameter w2(make_f32(sym(15, 512 * 256, fan_scale(512)), {512, 256}), "w2");
+  Parameter b2(make_f32(sym(16, 256, fan_scale(512)), {256}), "b2");
+  Parameter w3(make_f32(sym(17, 256 * 10, fan_scale(256)), {256, 10}), "w3");
+  Parameter b3(make_f32(sym(18, 10, fan_scale(256)), {10}), "b3");
+  const std::vector<Parameter> params = {w1, b1, w2, b2, w3, b3};
+
+  auto loss_fn = [&](const std::vector<Tensor>& a) -> Value {
+    Tensor h1 = ops::relu(ops::matmul(a[0], w1) + b1);
+    Tensor h2 = ops::relu(ops::matmul(h1, w2) + b2);
+    Tensor logits = ops::matmul(h2, w3) + b3;
+    return ops::cross_entropy(logits, a[1]);
+  };
+  auto step = bprop::value_and_grad(loss_fn, nullptr, params);
+  bprop::optim::SGD sgd(params, 0.01);
+
+  std::vector<double> losses;
+  auto body = [&] {
+    const Value r = step({x, y});
+    losses.push_back(r[0].tensor().item());
+    sgd.apply_gradients(r[1]);
+  };
+  json j = line("W1", "ms_per_step", summarize(time_ms(reps, body)));
+  const double loss0 = losses.front(), last = losses.back();
+  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
+  j["check"] = {{"ok", ok},
+                {"loss0", loss0},
+                {"loss_last", last},
+                {"steps", losses.size()},
+                {"message", ok ? "step-0 loss " + fmt(loss0) + ", decreasing"
+                               : "loss not finite or not decreasing: " + fmt(loss0) + " -> " + fmt(last)}};
+  emit(j);
+}
+
+// ---- W2 scalar_chain --------------------------------------------------------------------------------------
+
+void w2(const Reps& reps) {
+  constexpr int kIters = 10000;
+  constexpr double kOps = 3.0 * kIters;
+  Tensor x = bprop::scalar(0.5);
+  auto fn = [](const std::vector<Tensor>& a) -> Value {
+    Tensor y = a[0];
+    for (int i = 0; i < kIters; ++i) y = ops::sin(y) * 1.0001 + 0.1;
+    return y;
+  };
+  auto vg = bprop::value_and_grad(fn, 0);
+  double value = 0, grad = 0;
+  auto body = [&] {
+    const Value r = vg({x});
+    value = r[0].tensor().item();
+    grad = r[1].tensor().item();
+  };
+  std::vector<double> ms = time_ms(reps, body);
+  for (auto& v : ms) v = v * 1e6 / kOps;  // ns per op
+  json j = line("W2", "ns_per_op", summarize(ms));
+  // Reference in double: the value and the chain-rule product of 1.0001 cos(y).
+  double ry = 0.5, rg = 1.0;
+  for (int i = 0; i < kIters; ++i) {
+    rg *= 1.0001 * std::cos(ry);
+    ry = std::sin(ry) * 1.0001 + 0.1;
+  }
+  const bool ok = std::abs(value - ry) < 1e-4 && std::abs(grad - rg) < 1e-6;
+  j["check"] = {{"ok", ok},
+                {"value", value},
+                {"grad", grad},
+                {"message", "value " + fmt(value) + " (reference " + fmt(ry) + "), gradient " + fmt(grad) +
+                                " (reference " + fmt(rg) + ")"}};
+  emit(j);
+}
+
+// ---- W3 matmul_grad -------------------------------------------------------------------------------------
+
+/// GFLOP/s of a raw single-threaded n x n x n GEMM (2 n^3 flops): Eigen, and OpenBLAS when linked.
+json raw_gemm(int64_t n, const std::vector<float>& a, const std::vector<float>& b, const Reps& reps) {
+  json ref;
+  std::vector<float> c(static_cast<size_t>(n * n));
+  using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const Mat> ea(a.data(), n, n), eb(b.data(), n, n);
+  Eigen::Map<Mat> ec(c.data(), n, n);
+  const double flops = 2.0 * static_cast<double>(n) * n * n;
+  const Stats se = summarize(time_ms(reps, [&] { ec.noalias() = ea * eb; }));
+  ref["eigen_gflops"] = flops / (se.median * 1e6);
+#ifdef BPROP_BENCH_HAVE_OPENBLAS
+  openblas_set_num_threads(1);
+  const Stats so = summarize(time_ms(reps, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+                static_cast<int>(n), 1.0f, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n), 0.0f,
+                c.data(), static_cast<int>(n));
+  }));
+  ref["openblas_gflops"] = flops / (so.median * 1e6);
+#endif
+  return ref;
+}
+
+void w3(int64_t n, const Reps& reps) {
+  const std::vector<float> av = sym(31, static_cast<size_t>(n * n), 1.0f);
+  const std::vector<float> bv = sym(32, static_cast<size_t>(n * n), 1.0f);
+  Tensor a = make_f32(av, {n, n}), b = make_f32(bv, {n, n});
+  auto fn = [](const std::vector<Tensor>& x) -> Value { return ops::sum(ops::matmul(x[0], x[1])); };
+  auto vg = bprop::value_and_grad(fn, {0, 1});
+  Value r;
+  const Stats s = summarize(time_ms(reps, [&] { r = vg({a, b}); }));
+  json j = line("W3", "ms", s);
+  j["n"] = n;
+  j["gflops"] = 6.0 * static_cast<double>(n) * n * n / (s.median * 1e6);
+
+  // dA = ones @ B^T: every row of dA is the row sums of B; dB = A^T @ ones: every column is A's column sums.
+  std::vector<double> rowsum_b(n, 0.0), colsum_a(n, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < n; ++k) {
+      rowsum_b[i] += bv[i * n + k];
+      colsum_a[k] += av[i * n + k];
+    }
+  const float* da = r[1][0].tensor().data<float>();
+  const float* db = r[1][1].tensor().data<float>();
+  double err_a = 0, err_b = 0, ref_value = 0, ref_scale = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < n; ++k) {
+      err_a = std::max(err_a, std::abs(da[i * n + k] - rowsum_b[k]));
+      err_b = std::max(err_b, std::abs(db[i * n + k] - colsum_a[i]));
+    }
+  for (int64_t k = 0; k < n; ++k) {
+    ref_value += colsum_a[k] * rowsum_b[k];
+    ref_scale += std::abs(colsum_a[k] * rowsum_b[k]);
+  }
+  const double value = r[0].tensor().item();
+  const double tol = 1e-5 * static_cast<double>(n);
+  const bool ok = err_a < tol && err_b < tol && std::abs(value - ref_value) <= 1e-4 * ref_scale;
+  j["check"] = {{"ok", ok},
+                {"max_err_dA", err_a},
+                {"max_err_dB", err_b},
+                {"value", value},
+                {"message", "dA = ones @ B^T within " + fmt(err_a) + ", dB = A^T @ ones within " + fmt(err_b) +
+                                ", value " + fmt(value) + " (reference " + fmt(ref_value) + ")"}};
+  j["ref"] = raw_gemm(n, av, bv, reps);
+  emit(j);
+}
+
+// ---- W4 cnn_step ----------------------------------------------------------------------------------------
+
+void w4(const Reps& reps) {
+  const int64_t batch = 32;
+  Tensor x = make_f32(unit(41, batch * 28 * 28), {batch, 1, 28, 28});
+  Tensor y = make_i32(labels(48, batch, 10), {batch});
+  Parameter c1w(make_f32(sym(42, 16 * 1 * 9, fan_scale(9)), {16, 1, 3, 3}), "c1w");
+  Parameter c1b(make_f32(sym(43, 16, fan_scale(9)), {16}), "c1b");
+  Parameter c2w(make_f32(sym(44, 32 * 16 * 9, fan_scale(144)), {32, 16, 3, 3}), "c2w");
+  Parameter c2b(make_f32(sym(45, 32, fan_scale(144)), {32}), "c2b");
+  Parameter dw(make_f32(sym(46, 1568 * 10, fan_scale(1568)), {1568, 10}), "dw");
+  Parameter db(make_f32(sym(47, 10, fan_scale(1568)), {10}), "db");
+  const std::vector<Parameter> params = {c1w, c1b, c2w, c2b, dw, db};
+
+  auto loss_fn = [&](const std::vector<Tensor>& a) -> Value {
+    Tensor h = ops::max_pool2d(ops::relu(ops::conv2d(a[0], c1w, c1b, 1, 1)), 2);
+    h = ops::max_pool2d(ops::relu(ops::conv2d(h, c2w, c2b, 1, 1)), 2);
+    Tensor logits = ops::matmul(ops::reshape(h, {batch, 32 * 7 * 7}), dw) + db;
+    return ops::cross_entropy(logits, a[1]);
+  };
+  auto step = bprop::value_and_grad(loss_fn, nullptr, params);
+  bprop::optim::SGD sgd(params, 0.01);
+  std::vector<double> losses;
+  auto body = [&] {
+    const Value r = step({x, y});
+    losses.push_back(r[0].tensor().item());
+    sgd.apply_gradients(r[1]);
+  };
+  json j = line("W4", "ms_per_step", summarize(time_ms(reps, body)));
+  const double loss0 = losses.front(), last = losses.back();
+  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
+  j["check"] = {{"ok", ok},
+                {"loss0", loss0},
+                {"loss_last", last},
+                {"steps", losses.size()},
+                {"message", ok ? "step-0 loss " + fmt(loss0) + ", decreasing"
+                               : "loss not finite or not decreasing: " + fmt(loss0) + " -> " + fmt(last)}};
+  emit(j);
+}
+
+// ---- W5 elementwise --------------------------------------------------------------------------------------
+
+void w5(const Reps& reps) {
+  const int64_t n = 1000000;
+  const std::vector<float> xv = sym(51, n, 2.0f);
+  Tensor x = make_f32(xv, {n});
+  auto fn = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::tanh(a[0] * a[0] + 1.0) * ops::sigmoid(a[0]));
+  };
+  auto vg = bprop::value_and_grad(fn, 0);
+  Value r;
+  json j = line("W5", "ms", summarize(time_ms(reps, [&] { r = vg({x}); })));
+  // d/dx tanh(x^2 + 1) sigmoid(x) = (1 - t^2) 2x s + t s (1 - s)
+  double ref = 0, max_err = 0;
+  const float* g = r[1].tensor().data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const double xi = xv[i];
+    const double t = std::tanh(xi * xi + 1.0), s = 1.0 / (1.0 + std::exp(-xi));
+    ref += t * s;
+    const double d = (1.0 - t * t) * 2.0 * xi * s + t * s * (1.0 - s);
+    max_err = std::max(max_err, std::abs(g[i] - d) / (1e-3 + std::abs(d)));
+  }
+  const double value = r[0].tensor().item();
+  const bool ok = std::abs(value - ref) <= 1e-4 * std::abs(ref) && max_err < 1e-3;
+  j["check"] = {{"ok", ok},
+                {"value", value},
+                {"max_rel_err_grad", max_err},
+                {"message", "value " + fmt(value) + " (reference " + fmt(ref) + "), gradient within " +
+                                fmt(max_err) + " relative"}};
+  emit(j);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::set<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") {
+      quick = true;
+    } else if (a == "--workloads" && i + 1 < argc) {
+      std::stringstream ss(argv[++i]);
+      for (std::string w; std::getline(ss, w, ',');) only.insert(w);
+    } else {
+      std::cerr << "usage: bench_native [--quick] [--workloads W1,W2,W3,W4,W5]\n";
+      return 2;
+    }
+  }
+  bprop::cpu::set_num_threads(1);
+  auto want = [&](const char* w) { return only.empty() || only.count(w) > 0; };
+  // A workload that throws is reported as an error line; the others still run.
+  int failures = 0;
+  auto run = [&](const char* workload, const std::function<void()>& body, int64_t n = 0) {
+    if (!want(workload)) return;
+    try {
+      body();
+    } catch (const std::exception& e) {
+      ++failures;
+      json j = {{"impl", "bprop-native"}, {"workload", workload}, {"error", e.what()}};
+      if (n) j["n"] = n;
+      emit(j);
+    }
+  };
+  // Repetitions (warm-up, timed) of the contract; --quick is a smoke run, not a measurement.
+  run("W1", [&] { w1(quick ? Reps{1, 3} : Reps{5, 30}); });
+  run("W2", [&] { w2(quick ? Reps{1, 2} : Reps{2, 10}); });
+  run("W3", [&] { w3(256, quick ? Reps{1, 3} : Reps{3, 10}); }, 256);
+  run("W3", [&] { w3(1024, quick ? Reps{1, 3} : Reps{3, 10}); }, 1024);
+  run("W4", [&] { w4(quick ? Reps{1, 3} : Reps{3, 20}); });
+  run("W5", [&] { w5(quick ? Reps{1, 3} : Reps{3, 20}); });
+  return failures ? 1 : 0;
+}

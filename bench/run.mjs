@@ -1,0 +1,333 @@
+// npm run bench [-- --quick] [-- --workloads W1,W3] [-- --impls bprop-native,torch-cpu] [-- --no-build]
+//
+// Builds the native benchmark program and the WebAssembly module, then runs every implementation of the
+// workloads W1..W5 one after another (bprop native, bprop WebAssembly in Node, PyTorch CPU, TensorFlow.js cpu
+// and wasm), each on one thread. Writes one JSON line per implementation and workload to
+// bench/results/latest.jsonl, compares the step-0 losses, and prints a table of medians, the ratios
+// bprop / peer and the issue's targets. A missing peer is reported and skipped, never fatal.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(here);
+const IMPLS = ['bprop-native', 'bprop-wasm', 'torch-cpu', 'tfjs-cpu', 'tfjs-wasm'];
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5'];
+/** One row per workload (W3 twice). */
+const ROWS = [
+  { workload: 'W1', label: 'W1 mlp_step', unit: 'ms' },
+  { workload: 'W2', label: 'W2 scalar_chain', unit: 'ns/op' },
+  { workload: 'W3', n: 256, label: 'W3 matmul_grad n=256', unit: 'ms' },
+  { workload: 'W3', n: 1024, label: 'W3 matmul_grad n=1024', unit: 'ms' },
+  { workload: 'W4', label: 'W4 cnn_step', unit: 'ms' },
+  { workload: 'W5', label: 'W5 elementwise', unit: 'ms' },
+];
+
+// ---- options -------------------------------------------------------------------------------------------
+
+const opts = { quick: false, build: true, workloads: WORKLOADS, impls: IMPLS };
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    if (a === '--quick') opts.quick = true;
+    else if (a === '--no-build') opts.build = false;
+    else if (a === '--workloads') opts.workloads = argv[++i].split(',');
+    else if (a === '--impls') opts.impls = argv[++i].split(',');
+    else {
+      console.error(`bench: unknown argument ${a}\nusage: npm run bench [-- --quick] [-- --workloads W1,W3] [-- --impls ${IMPLS.join(',')}] [-- --no-build]`);
+      process.exit(2);
+    }
+  }
+  for (const w of opts.workloads) if (!WORKLOADS.includes(w)) throw new Error(`bench: unknown workload ${w}`);
+  for (const m of opts.impls) if (!IMPLS.includes(m)) throw new Error(`bench: unknown implementation ${m}`);
+}
+const passArgs = [...(opts.quick ? ['--quick'] : []), '--workloads', opts.workloads.join(',')];
+// One thread everywhere: BLAS, OpenMP and the runtimes' own pools.
+const env = { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' };
+
+// ---- running the implementations ------------------------------------------------------------------------
+
+/** Runs a command, streaming stderr and collecting the JSON lines of stdout; resolves {code, lines, error}. */
+function runChild(cmd, args, onLine) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines = [];
+    let buf = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      buf += chunk;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const text = buf.slice(0, i).trim();
+        buf = buf.slice(i + 1);
+        if (!text) continue;
+        try {
+          const obj = JSON.parse(text);
+          if (obj && typeof obj === 'object' && obj.impl) {
+            lines.push(obj);
+            onLine(obj);
+            continue;
+          }
+        } catch {
+          // not a result line
+        }
+        console.log(`    ${text}`);
+      }
+    });
+    child.on('error', (error) => resolve({ code: null, lines, error }));
+    child.on('close', (code) => resolve({ code, lines, error: null }));
+  });
+}
+
+/** Runs a build step; true when it succeeded. */
+function build(label, cmd, args) {
+  console.log(`bench: ${label}: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  return r.status === 0;
+}
+
+const fmtNum = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 1 ? v.toFixed(2) : v.toPrecision(2));
+
+function describe(line) {
+  const what = `${line.workload}${line.n ? ` n=${line.n}` : ''}`;
+  if (line.unsupported) return `${what}: unsupported (${line.unsupported})`;
+  if (line.error) return `${what}: error: ${line.error}`;
+  if (line.skipped) return `${what}: skipped (${line.skipped})`;
+  const extra = line.gflops ? `, ${fmtNum(line.gflops)} GFLOP/s` : '';
+  const check = line.check ? (line.check.ok ? 'check ok' : `CHECK FAILED: ${line.check.message}`) : 'no check';
+  return `${what}: median ${fmtNum(line.median)} ${line.metric} (min ${fmtNum(line.min)}, max ${fmtNum(line.max)}, ${line.reps} reps${extra}); ${check}`;
+}
+
+/** How each implementation is prepared and started; prepare() returns null or the reason to skip. */
+const require = createRequire(import.meta.url);
+const nativeExe = path.join(root, 'build', 'bench', 'bench', 'bench_native');
+const python = process.env.BPROP_BENCH_PYTHON || '/usr/bin/python3';
+const hasModule = (name) => {
+  try {
+    require.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const RUNNERS = {
+  'bprop-native': {
+    prepare() {
+      if (opts.build) {
+        const dir = path.join(root, 'build', 'bench');
+        const ok =
+          build('configuring bench_native', 'cmake', ['-S', root, '-B', dir, '-DBPROP_BENCH=ON', '-DBPROP_BUILD_TESTS=OFF', '-DCMAKE_BUILD_TYPE=Release']) &&
+          build('building bench_native', 'cmake', ['--build', dir, '--target', 'bench_native', '-j', String(os.availableParallelism?.() ?? os.cpus().length)]);
+        if (!ok) return 'the native build failed';
+      }
+      return existsSync(nativeExe) ? null : `${path.relative(root, nativeExe)} is missing (build it, or run without --no-build)`;
+    },
+    cmd: () => [nativeExe, passArgs],
+  },
+  'bprop-wasm': {
+    prepare() {
+      const wasm = path.join(root, 'web', 'dist', 'bprop.wasm');
+      if (opts.build && !build('building the WebAssembly module', 'bash', [path.join(root, 'scripts', 'build-wasm.sh')])) {
+        if (!existsSync(wasm)) return 'the WebAssembly build failed and web/dist/ has no module';
+        console.log('bench: the WebAssembly build failed; measuring the module already in web/dist/');
+      }
+      return existsSync(wasm) ? null : 'web/dist/bprop.wasm is missing (npm run build:wasm)';
+    },
+    cmd: () => [process.execPath, [path.join(here, 'wasm.mjs'), ...passArgs]],
+  },
+  'torch-cpu': {
+    prepare() {
+      const r = spawnSync(python, ['-c', 'import torch, numpy'], { env, stdio: 'ignore' });
+      if (r.error) return `${python} not found`;
+      return r.status === 0 ? null : `PyTorch or numpy is not importable by ${python} (Debian: apt-get install python3-torch)`;
+    },
+    cmd: () => [python, [path.join(here, 'torch_bench.py'), ...passArgs]],
+  },
+  'tfjs-cpu': {
+    prepare: () => (hasModule('@tensorflow/tfjs') ? null : '@tensorflow/tfjs is not installed (npm install)'),
+    cmd: () => [process.execPath, [path.join(here, 'tfjs.mjs'), '--backend', 'cpu', ...passArgs]],
+  },
+  'tfjs-wasm': {
+    prepare: () =>
+      hasModule('@tensorflow/tfjs') && hasModule('@tensorflow/tfjs-backend-wasm')
+        ? null
+        : '@tensorflow/tfjs-backend-wasm is not installed (npm install)',
+    cmd: () => [process.execPath, [path.join(here, 'tfjs.mjs'), '--backend', 'wasm', ...passArgs]],
+  },
+};
+
+/** The (workload, n) pairs this run asks for. */
+const wanted = ROWS.filter((r) => opts.workloads.includes(r.workload));
+
+const results = [];
+const started = Date.now();
+console.log(`bench: ${opts.quick ? 'QUICK run (few repetitions: a smoke test, not a measurement)' : 'full run'}; ` +
+  `${opts.impls.join(', ')}; ${opts.workloads.join(', ')}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), one thread each`);
+for (const impl of opts.impls) {
+  const runner = RUNNERS[impl];
+  console.log(`\n== ${impl} ==`);
+  const t0 = Date.now();
+  const skip = runner.prepare();
+  if (skip) {
+    console.log(`bench: ${impl} skipped: ${skip}`);
+    for (const r of wanted) results.push({ impl, workload: r.workload, ...(r.n ? { n: r.n } : {}), skipped: skip });
+    continue;
+  }
+  const [cmd, args] = runner.cmd();
+  const { code, lines, error } = await runChild(cmd, args, (line) => console.log(`  ${describe(line)}`));
+  results.push(...lines);
+  // Workloads the program did not report (it crashed, or was killed) are errors.
+  for (const r of wanted) {
+    if (!lines.some((l) => l.workload === r.workload && (l.n ?? null) === (r.n ?? null))) {
+      const why = error ? String(error.message) : `${path.basename(cmd)} exited with status ${code} before reporting it`;
+      results.push({ impl, workload: r.workload, ...(r.n ? { n: r.n } : {}), error: why });
+      console.log(`  ${describe(results[results.length - 1])}`);
+    }
+  }
+  console.log(`bench: ${impl} done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+}
+
+mkdirSync(path.join(here, 'results'), { recursive: true });
+const outFile = path.join(here, 'results', 'latest.jsonl');
+writeFileSync(outFile, results.map((l) => JSON.stringify(l)).join('\n') + '\n');
+
+// ---- step-0 losses: the same inputs must give the same loss everywhere ---------------------------------------
+
+const find = (impl, workload, n) => results.find((l) => l.impl === impl && l.workload === workload && (l.n ?? null) === (n ?? null));
+const valid = (l) => l && l.median !== undefined && l.check?.ok !== false;
+const mismatches = [];
+console.log('\n== step-0 losses (same seeded inputs, so the same loss up to float32 rounding) ==');
+for (const workload of ['W1', 'W4'].filter((w) => opts.workloads.includes(w))) {
+  const losses = opts.impls.map((impl) => [impl, find(impl, workload)?.check?.loss0]).filter(([, v]) => Number.isFinite(v));
+  if (!losses.length) continue;
+  const ref = losses[0][1];
+  const bad = losses.filter(([, v]) => Math.abs(v - ref) > 1e-4 * Math.abs(ref));
+  console.log(`${workload}: ${losses.map(([i, v]) => `${i} ${v.toPrecision(8)}`).join(', ')}${bad.length ? '  <-- MISMATCH' : '  (agree)'}`);
+  if (bad.length) mismatches.push(`${workload}: ${bad.map(([i]) => i).join(', ')} differ from ${losses[0][0]}`);
+}
+
+// ---- the table ----------------------------------------------------------------------------------------------
+
+function cell(l) {
+  if (!l) return '';
+  if (l.unsupported) return 'unsupported';
+  if (l.error) return 'error';
+  if (l.skipped) return 'skipped';
+  return `${fmtNum(l.median)}${l.check?.ok === false ? ' WRONG' : ''}`;
+}
+function ratio(a, b) {
+  return valid(a) && valid(b) ? a.median / b.median : null;
+}
+const RATIOS = [
+  ['native/torch', 'bprop-native', 'torch-cpu'],
+  ['native/tfjs-cpu', 'bprop-native', 'tfjs-cpu'],
+  ['wasm/tfjs-wasm', 'bprop-wasm', 'tfjs-wasm'],
+  ['wasm/tfjs-cpu', 'bprop-wasm', 'tfjs-cpu'],
+  ['wasm/native', 'bprop-wasm', 'bprop-native'],
+];
+const header = ['workload', 'unit', ...opts.impls, ...RATIOS.map(([n]) => n)];
+const table = wanted.map((r) => [
+  r.label,
+  r.unit,
+  ...opts.impls.map((impl) => cell(find(impl, r.workload, r.n))),
+  ...RATIOS.map(([, a, b]) => {
+    const v = ratio(find(a, r.workload, r.n), find(b, r.workload, r.n));
+    return v === null ? '' : v.toFixed(v < 0.1 ? 3 : 2);
+  }),
+]);
+const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
+const fmtRow = (row) => `| ${row.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+const tableText = [fmtRow(header), `|${widths.map((w, i) => (i < 2 ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w - 1)}:-`)).join('|')}|`, ...table.map(fmtRow)].join('\n');
+console.log(`\n== medians (lower is better) and ratios bprop / peer (< 1: bprop faster) ==\n${tableText}`);
+
+// W3 throughput next to the raw GEMM of the same size (the physical limit of this machine, one thread).
+const gemmLines = [];
+for (const n of [256, 1024]) {
+  if (!opts.workloads.includes('W3')) break;
+  const parts = opts.impls.map((impl) => [impl, find(impl, 'W3', n)]).filter(([, l]) => valid(l));
+  const ref = find('bprop-native', 'W3', n)?.ref ?? {};
+  const refText = [
+    ref.openblas_gflops ? `OpenBLAS sgemm ${fmtNum(ref.openblas_gflops)}` : null,
+    ref.eigen_gflops ? `Eigen ${fmtNum(ref.eigen_gflops)}` : null,
+  ].filter(Boolean).join(', ');
+  gemmLines.push(`W3 n=${n} GFLOP/s (6 n^3 flops): ${parts.map(([i, l]) => `${i} ${fmtNum(l.gflops)}`).join(', ')}` +
+    (refText ? `; raw single GEMM (2 n^3): ${refText}` : ''));
+}
+if (gemmLines.length) console.log(`\n${gemmLines.join('\n')}`);
+
+// ---- the issue's targets ---------------------------------------------------------------------------------
+
+function packageSize() {
+  const files = ['web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.js'].map((f) => path.join(root, f));
+  if (!files.every(existsSync)) return null;
+  return files.reduce((s, f) => s + gzipSync(readFileSync(f), { level: 9 }).length, 0);
+}
+const targets = [];
+const target = (label, value, limit, detail = '') => {
+  const status = value === null || value === undefined ? 'n/a' : value <= limit ? 'PASS' : 'MISS';
+  const shown = value === null || value === undefined ? '-' : value.toFixed(value < 0.1 ? 3 : 2);
+  targets.push({ label, status, value: shown, limit, detail });
+};
+const rat = (a, b, w, n) => ratio(find(a, w, n), find(b, w, n));
+target('native/torch W1', rat('bprop-native', 'torch-cpu', 'W1'), 1.0);
+target('native/torch W2', rat('bprop-native', 'torch-cpu', 'W2'), 0.01);
+{
+  const l = find('bprop-native', 'W2');
+  target('native W2 ns per recorded op', valid(l) ? l.median : null, 200);
+}
+target('native/torch W3 n=1024', rat('bprop-native', 'torch-cpu', 'W3', 1024), 1.1);
+target('native/torch W4', rat('bprop-native', 'torch-cpu', 'W4'), 0.8);
+target('native/torch W5', rat('bprop-native', 'torch-cpu', 'W5'), 1.0);
+target('wasm/tfjs-wasm W1', rat('bprop-wasm', 'tfjs-wasm', 'W1'), 0.3);
+target('wasm/tfjs-wasm W2', rat('bprop-wasm', 'tfjs-wasm', 'W2'), 0.05);
+target('wasm/tfjs-wasm W3 n=256', rat('bprop-wasm', 'tfjs-wasm', 'W3', 256), 0.2);
+target('wasm/tfjs-wasm W3 n=1024', rat('bprop-wasm', 'tfjs-wasm', 'W3', 1024), 0.2);
+target('wasm/tfjs-wasm W5', rat('bprop-wasm', 'tfjs-wasm', 'W5'), 0.5);
+{
+  const l = find('bprop-wasm', 'W4');
+  const t = find('tfjs-wasm', 'W4');
+  targets.push({
+    label: 'wasm W4 runs',
+    status: !l ? 'n/a' : valid(l) ? 'PASS' : 'MISS',
+    value: valid(l) ? 'runs' : '-',
+    limit: 'runs',
+    detail: t?.unsupported ? 'tfjs-wasm: unsupported' : '',
+  });
+}
+target('wasm/native W1', rat('bprop-wasm', 'bprop-native', 'W1'), 4);
+target('wasm/native W3 n=256', rat('bprop-wasm', 'bprop-native', 'W3', 256), 4);
+target('wasm/native W3 n=1024', rat('bprop-wasm', 'bprop-native', 'W3', 1024), 4);
+{
+  const gz = packageSize();
+  targets.push({
+    label: 'package gzip (wasm + js) KB',
+    status: gz === null ? 'n/a' : gz < 200 * 1024 ? 'PASS' : 'MISS',
+    value: gz === null ? '-' : (gz / 1024).toFixed(1),
+    limit: '< 200',
+    detail: '',
+  });
+}
+console.log('\n== targets (issue 7) ==');
+const lw = Math.max(...targets.map((t) => t.label.length));
+for (const t of targets) {
+  console.log(`${t.status.padEnd(4)}  ${t.label.padEnd(lw)}  ${String(t.value).padStart(8)}  (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})${t.detail ? `  ${t.detail}` : ''}`);
+}
+
+// ---- summary ----------------------------------------------------------------------------------------------
+
+const problems = results.filter((l) => l.error || l.check?.ok === false);
+const skipped = [...new Set(results.filter((l) => l.skipped).map((l) => `${l.impl} (${l.skipped})`))];
+const unsupported = results.filter((l) => l.unsupported).map((l) => `${l.impl} ${l.workload}`);
+console.log(`\nbench: wrote ${path.relative(root, outFile)} (${results.length} lines) in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+if (skipped.length) console.log(`bench: skipped: ${skipped.join('; ')}`);
+if (unsupported.length) console.log(`bench: unsupported by the peer: ${unsupported.join(', ')}`);
+if (mismatches.length) console.log(`bench: STEP-0 LOSS MISMATCH: ${mismatches.join('; ')}`);
+for (const l of problems) console.log(`bench: ${l.impl} ${describe(l)}`);
+// Failing self-checks, mismatched inputs or a crashing bprop program fail the run; peers never do.
+const ownProblems = problems.filter((l) => l.impl.startsWith('bprop-'));
+process.exitCode = ownProblems.length || mismatches.length ? 1 : 0;

@@ -1,0 +1,149 @@
+// The benchmark workloads W1..W5 through the npm package (the WebAssembly build, web/dist/) in Node: one JSON
+// line per workload on stdout. Usage: node bench/wasm.mjs [--quick] [--workloads W1,W3]
+import { init } from '../web/index.js';
+import {
+  checkElementwise,
+  checkMatmulGrad,
+  checkScalarChain,
+  checkTraining,
+  emit,
+  gflops,
+  guarded,
+  parseArgs,
+  reps,
+  summarize,
+  timeMs,
+  w1Inputs,
+  w3Inputs,
+  w4Inputs,
+  w5Input,
+} from './common.mjs';
+
+const IMPL = 'bprop-wasm';
+const opts = parseArgs();
+const R = reps(opts.quick);
+const bp = await init();
+
+/** A parameter holding `data` (the temporary tensor it is copied from is freed). */
+function parameter({ name, shape, data }) {
+  const t = bp.tensor(data, { shape });
+  const p = new bp.Parameter(t, name);
+  t.dispose();
+  return p;
+}
+
+/** Live tensors before and after the timed loop: a leak shows as growth. */
+function memoryCheck(before) {
+  const after = bp.memory().tensors;
+  return { tensors_before: before, tensors_after: after, memory_flat: after === before };
+}
+
+/** W1 and W4: value_and_grad of the loss w.r.t. the parameters, then p -= lr * g, one step per repetition. */
+function trainingStep(workload, lossFn, x, y, params) {
+  const step = bp.valueAndGrad(lossFn, { gradPosition: null, weights: params });
+  const losses = [];
+  const before = bp.memory().tensors;
+  const stats = summarize(
+    timeMs(R[workload], () =>
+      bp.tidy(() => {
+        const [loss, grads] = step(x, y);
+        losses.push(loss.item());
+        grads.forEach((g, i) => params[i].assign(params[i].sub(g.mul(0.01))));
+      }),
+    ),
+  );
+  const check = { ...checkTraining(losses), ...memoryCheck(before) };
+  check.ok = check.ok && check.memory_flat;
+  emit(IMPL, workload, 'ms_per_step', stats, { check });
+}
+
+function w1() {
+  const inp = w1Inputs();
+  const x = bp.tensor(inp.x, { shape: [128, 784] });
+  const y = bp.tensor(inp.y, { shape: [128] });
+  const params = inp.params.map(parameter);
+  const [w1, b1, w2, b2, w3, b3] = params;
+  const lossFn = (xs, ys) => {
+    const h1 = xs.matmul(w1).add(b1).relu();
+    const h2 = h1.matmul(w2).add(b2).relu();
+    return h2.matmul(w3).add(b3).crossEntropy(ys);
+  };
+  trainingStep('W1', lossFn, x, y, params);
+}
+
+function w2() {
+  const x = bp.scalar(0.5);
+  const vg = bp.valueAndGrad((x0) => {
+    let y = x0;
+    for (let i = 0; i < 10000; ++i) y = y.sin().mul(1.0001).add(0.1);
+    return y;
+  });
+  let value = NaN;
+  let grad = NaN;
+  const ms = timeMs(R.W2, () =>
+    bp.tidy(() => {
+      const [v, g] = vg(x);
+      value = v.item();
+      grad = g.item();
+    }),
+  );
+  emit(IMPL, 'W2', 'ns_per_op', summarize(ms.map((t) => (t * 1e6) / 30000)), { check: checkScalarChain(value, grad) });
+}
+
+function w3(n) {
+  const inp = w3Inputs(n);
+  const a = bp.tensor(inp.a, { shape: [n, n] });
+  const b = bp.tensor(inp.b, { shape: [n, n] });
+  const vg = bp.valueAndGrad((x, y) => x.matmul(y).sum(), { gradPosition: [0, 1] });
+  let last = null;
+  const stats = summarize(
+    timeMs(R.W3, () => {
+      if (last) last.forEach((t) => t.dispose());
+      const [v, [da, db]] = vg(a, b);
+      last = [v, da, db];
+    }),
+  );
+  const [v, da, db] = last;
+  const check = checkMatmulGrad(n, inp.a, inp.b, v.item(), da.data(), db.data());
+  last.forEach((t) => t.dispose());
+  a.dispose();
+  b.dispose();
+  emit(IMPL, 'W3', 'ms', stats, { n, gflops: gflops(n, stats.median), check });
+}
+
+function w4() {
+  const inp = w4Inputs();
+  const x = bp.tensor(inp.x, { shape: [32, 1, 28, 28] });
+  const y = bp.tensor(inp.y, { shape: [32] });
+  const params = inp.params.map(parameter);
+  const [c1w, c1b, c2w, c2b, dw, db] = params;
+  const lossFn = (xs, ys) => {
+    let h = xs.conv2d(c1w, c1b, { padding: 1 }).relu().maxPool2d(2);
+    h = h.conv2d(c2w, c2b, { padding: 1 }).relu().maxPool2d(2);
+    return h.reshape([32, 32 * 7 * 7]).matmul(dw).add(db).crossEntropy(ys);
+  };
+  trainingStep('W4', lossFn, x, y, params);
+}
+
+function w5() {
+  const xs = w5Input();
+  const x = bp.tensor(xs, { shape: [xs.length] });
+  const vg = bp.valueAndGrad((t) => t.mul(t).add(1).tanh().mul(t.sigmoid()).sum());
+  let last = null;
+  const stats = summarize(
+    timeMs(R.W5, () => {
+      if (last) last.forEach((t) => t.dispose());
+      last = vg(x);
+    }),
+  );
+  const check = checkElementwise(xs, last[0].item(), last[1].data());
+  last.forEach((t) => t.dispose());
+  x.dispose();
+  emit(IMPL, 'W5', 'ms', stats, { check });
+}
+
+if (opts.want('W1')) guarded(IMPL, 'W1', w1);
+if (opts.want('W2')) guarded(IMPL, 'W2', w2);
+if (opts.want('W3')) for (const n of [256, 1024]) guarded(IMPL, 'W3', () => w3(n), { n });
+if (opts.want('W4')) guarded(IMPL, 'W4', w4);
+if (opts.want('W5')) guarded(IMPL, 'W5', w5);

@@ -1,0 +1,162 @@
+// bprop eval: the test loss and accuracy of a checkpoint saved by `bprop train`.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bprop/nn/checkpoint.h"
+#include "commands.h"
+#include "data/idx.h"
+#include "kernels/cpu/parallel.h"
+#include "models/models.h"
+#include "models/trainer.h"
+
+namespace bprop::cli {
+namespace {
+
+const char* kEvalHelp =
+    "usage: bprop eval --checkpoint FILE [--model mlp|cnn] [--data DIR] [--batch-size B] [--limit N]\n"
+    "                  [--threads N]\n"
+    "Loads a checkpoint saved by `bprop train` into the model and prints its loss and accuracy on the test set\n"
+    "of DIR (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, gzip-compressed (.gz) or not).\n"
+    "  --checkpoint   the safetensors file\n"
+    "  --model        mlp or cnn; default: the model named in the checkpoint's metadata\n"
+    "  --data         the data directory; default /usr/share/datasets/fashion-mnist\n"
+    "  --batch-size   images per forward pass; default 256\n"
+    "  --limit        evaluate on the first N test images only\n"
+    "  --threads      CPU threads of the kernels; default: all cores\n"
+    "Exit status: 0 done, 2 bad arguments, data files or a checkpoint that does not fit the model.\n";
+
+struct EvalArgs {
+  std::string checkpoint, model, data = data::kDefaultDataDir;
+  int64_t batch_size = 256, limit = -1, threads = 0;
+};
+
+int64_t parse_int(const std::string& name, const std::string& value, int64_t min) {
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size()) {
+    throw std::invalid_argument("option '" + name + "' needs an integer, got '" + value + "'");
+  }
+  if (v < min) throw std::invalid_argument("option '" + name + "' must be >= " + std::to_string(min) + ", got " + value);
+  return v;
+}
+
+EvalArgs parse_args(const std::vector<std::string>& args) {
+  EvalArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i], value;
+    if (name.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + name + "'");
+    const size_t eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else {
+      if (i + 1 >= args.size()) throw std::invalid_argument("option '" + name + "' needs a value");
+      value = args[++i];
+    }
+    if (name == "--checkpoint") out.checkpoint = value;
+    else if (name == "--model") out.model = value;
+    else if (name == "--data") out.data = value;
+    else if (name == "--batch-size") out.batch_size = parse_int(name, value, 1);
+    else if (name == "--limit") out.limit = parse_int(name, value, 1);
+    else if (name == "--threads") out.threads = parse_int(name, value, 1);
+    else throw std::invalid_argument("unknown option '" + name + "'");
+  }
+  if (out.checkpoint.empty()) throw std::invalid_argument("option '--checkpoint FILE' is required");
+  if (!out.model.empty() && out.model != "mlp" && out.model != "cnn") {
+    throw std::invalid_argument("option '--model' must be mlp or cnn, got '" + out.model + "'");
+  }
+  return out;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+  return buf;
+}
+
+}  // namespace
+
+int eval_command(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << kEvalHelp;
+      return 0;
+    }
+  }
+  EvalArgs a;
+  try {
+    a = parse_args(args);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bprop eval: " << e.what() << " (see bprop eval --help)\n";
+    return 2;
+  }
+  if (a.threads > 0) cpu::set_num_threads(static_cast<int>(a.threads));
+
+  // The checkpoint first: a bad file is reported before the data set is read.
+  Checkpoint ckpt;
+  std::shared_ptr<SequentialCell> model;
+  models::Normalization norm;
+  try {
+    ckpt = load_checkpoint(a.checkpoint);
+    const auto it = ckpt.metadata.find("model");
+    if (a.model.empty()) {
+      if (it == ckpt.metadata.end()) {
+        std::cerr << "bprop eval: checkpoint '" << a.checkpoint
+                  << "' does not name its model in its metadata; give --model mlp or --model cnn\n";
+        return 2;
+      }
+      a.model = it->second;
+    } else if (it != ckpt.metadata.end() && it->second != a.model) {
+      std::cerr << "bprop eval: checkpoint '" << a.checkpoint << "' holds a '" << it->second
+                << "' model, not '" << a.model << "'\n";
+      return 2;
+    }
+    norm = models::normalization_from_metadata(ckpt.metadata, a.checkpoint);
+    if (ckpt.metadata.count("input_mean") == 0 || ckpt.metadata.count("input_std") == 0) {
+      std::cerr << "bprop eval: note: checkpoint '" << a.checkpoint
+                << "' has no input_mean / input_std metadata; pixels are scaled to [0, 1] only\n";
+    }
+  } catch (const Error& e) {
+    std::cerr << "bprop eval: " << e.what() << "\n";
+    return 2;
+  }
+
+  data::Dataset test;
+  try {
+    test = data::load_split(a.data, "test", a.limit);
+  } catch (const data::DataError& e) {
+    std::cerr << "bprop eval: " << e.what() << "\n";
+    return 2;
+  }
+  if (test.count == 0) {
+    std::cerr << "bprop eval: the test set in '" << a.data << "' holds no images\n";
+    return 2;
+  }
+
+  try {
+    model = models::make_model(a.model, test.rows, test.cols);
+    load_param_into_net(*model, ckpt, /*strict=*/true, a.checkpoint);
+  } catch (const Error& e) {
+    std::cerr << "bprop eval: checkpoint '" << a.checkpoint << "' does not fit the " << a.model << " model for "
+              << test.rows << "x" << test.cols << " images: " << e.what() << "\n";
+    return 2;
+  }
+
+  const models::EvalResult r = models::evaluate(*model, test, norm, a.batch_size);
+  char loss[32], secs[32];
+  std::snprintf(loss, sizeof loss, "%.4f", r.loss);
+  std::snprintf(secs, sizeof secs, "%.1f", r.seconds);
+  std::cout << "model " << a.model << ", checkpoint " << a.checkpoint << ": test loss " << loss << "  accuracy "
+            << percent(r.accuracy) << " (" << r.count << " images, " << secs << " s)" << std::endl;
+  return 0;
+}
+
+}  // namespace bprop::cli

@@ -1,0 +1,269 @@
+// bprop train: trains the mlp or cnn classifier on an MNIST-style data set (Fashion-MNIST by default), with a
+// progress bar per epoch on stderr, a test evaluation after each epoch on stdout, and a checkpoint at the end.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "bprop/nn/checkpoint.h"
+#include "bprop/nn/init.h"
+#include "commands.h"
+#include "data/idx.h"
+#include "kernels/cpu/parallel.h"
+#include "models/models.h"
+#include "models/trainer.h"
+
+namespace bprop::cli {
+namespace {
+
+const char* kTrainHelp =
+    "usage: bprop train [--model mlp|cnn] [--data DIR] [--epochs N] [--batch-size B] [--lr LR]\n"
+    "                   [--optimizer sgd|adam] [--momentum M] [--seed S] [--out FILE] [--limit N]\n"
+    "                   [--test-limit N] [--threads N]\n"
+    "Trains a classifier on the IDX files of DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte,\n"
+    "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each gzip-compressed (.gz) or not), evaluates it on the\n"
+    "test set after every epoch and saves a safetensors checkpoint.\n"
+    "  --model        mlp (784-256-128-10, ReLU) or cnn (two conv + max-pool blocks, dense head); default mlp\n"
+    "  --data         the data directory; default /usr/share/datasets/fashion-mnist (Debian package\n"
+    "                 dataset-fashion-mnist)\n"
+    "  --epochs       passes over the training set; default 5\n"
+    "  --batch-size   images per step; default 64\n"
+    "  --lr           learning rate; default 0.001\n"
+    "  --optimizer    adam or sgd; default adam\n"
+    "  --momentum     SGD momentum; default 0.9\n"
+    "  --seed         seeds the initial weights and the per-epoch shuffle; default 0\n"
+    "  --out          the checkpoint file; default <model>.safetensors\n"
+    "  --limit        train on the first N training images only\n"
+    "  --test-limit   evaluate on the first N test images only\n"
+    "  --threads      CPU threads of the kernels; default: all cores\n"
+    "Inputs are scaled to [0, 1] and standardised with the training set's pixel mean and std (kept in the\n"
+    "checkpoint's metadata with the model name, epochs and test accuracy). Progress goes to stderr, results\n"
+    "to stdout. Exit status: 0 done, 2 bad arguments or data files, 1 training failed.\n";
+
+// --flag VALUE or --flag=VALUE, for the flags in `known`.
+std::map<std::string, std::string> parse_flags(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& known) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i], value;
+    bool has_value = false;
+    if (name.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + name + "'");
+    const size_t eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    bool ok = false;
+    for (const auto& k : known) ok = ok || k == name;
+    if (!ok) throw std::invalid_argument("unknown option '" + name + "'");
+    if (!has_value) {
+      if (i + 1 >= args.size()) throw std::invalid_argument("option '" + name + "' needs a value");
+      value = args[++i];
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+int64_t int_flag(const std::map<std::string, std::string>& f, const std::string& name, int64_t def, int64_t min) {
+  const auto it = f.find(name);
+  if (it == f.end()) return def;
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size()) {
+    throw std::invalid_argument("option '" + name + "' needs an integer, got '" + it->second + "'");
+  }
+  if (v < min) throw std::invalid_argument("option '" + name + "' must be >= " + std::to_string(min) + ", got " + it->second);
+  return v;
+}
+
+double real_flag(const std::map<std::string, std::string>& f, const std::string& name, double def) {
+  const auto it = f.find(name);
+  if (it == f.end()) return def;
+  size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size() || !std::isfinite(v)) {
+    throw std::invalid_argument("option '" + name + "' needs a number, got '" + it->second + "'");
+  }
+  return v;
+}
+
+std::string string_flag(const std::map<std::string, std::string>& f, const std::string& name, const std::string& def) {
+  const auto it = f.find(name);
+  return it == f.end() ? def : it->second;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// The \r-updated progress line of one epoch on stderr: redrawn at most 10 times a second on a terminal,
+// every 10 seconds otherwise (logs), and always on the last batch.
+class ProgressBar {
+ public:
+  ProgressBar() : tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void update(const models::BatchProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    const bool last = p.batch == p.batches;
+    if (!last && p.batch > 1 && since < (tty_ ? 0.1 : 10.0)) return;
+    last_ = now;
+    constexpr int kWidth = 24;
+    const int filled = static_cast<int>(kWidth * p.batch / std::max<int64_t>(1, p.batches));
+    std::string bar(static_cast<size_t>(filled), '=');
+    if (filled < kWidth) bar += '>';
+    bar.resize(kWidth, ' ');
+    std::string line = "epoch " + std::to_string(p.epoch) + "/" + std::to_string(p.epochs) + " [" + bar + "] " +
+                       std::to_string(p.batch) + "/" + std::to_string(p.batches) + "  loss " + fixed(p.loss, 4) +
+                       "  acc " + percent(p.accuracy) + "  " + fixed(p.images_per_second, 0) + " img/s  " +
+                       fixed(p.seconds, 1) + " s";
+    const size_t width = line.size();
+    if (width < width_) line += std::string(width_ - width, ' ');
+    width_ = width;
+    std::cerr << (tty_ ? "\r" : "") << line << (tty_ && !last ? "" : "\n") << std::flush;
+  }
+
+ private:
+  bool tty_;
+  size_t width_ = 0;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+int train_command(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << kTrainHelp;
+      return 0;
+    }
+  }
+  models::TrainOptions opts;
+  std::string data_dir, out_path;
+  int64_t limit = -1, test_limit = -1, threads = 0;
+  try {
+    const auto f = parse_flags(args, {"--model", "--data", "--epochs", "--batch-size", "--lr", "--optimizer",
+                                      "--momentum", "--seed", "--out", "--limit", "--test-limit", "--threads"});
+    opts.model = string_flag(f, "--model", "mlp");
+    bool known_model = false;
+    for (const auto& m : models::model_names()) known_model = known_model || m == opts.model;
+    if (!known_model) throw std::invalid_argument("option '--model' must be mlp or cnn, got '" + opts.model + "'");
+    data_dir = string_flag(f, "--data", data::kDefaultDataDir);
+    opts.epochs = int_flag(f, "--epochs", 5, 1);
+    opts.batch_size = int_flag(f, "--batch-size", 64, 1);
+    opts.lr = real_flag(f, "--lr", 1e-3);
+    if (!(opts.lr > 0.0)) throw std::invalid_argument("option '--lr' must be positive, got " + f.at("--lr"));
+    opts.optimizer = string_flag(f, "--optimizer", "adam");
+    if (opts.optimizer != "adam" && opts.optimizer != "sgd") {
+      throw std::invalid_argument("option '--optimizer' must be sgd or adam, got '" + opts.optimizer + "'");
+    }
+    opts.momentum = real_flag(f, "--momentum", 0.9);
+    if (opts.momentum < 0.0 || opts.momentum >= 1.0) {
+      throw std::invalid_argument("option '--momentum' must be in [0, 1), got " + f.at("--momentum"));
+    }
+    opts.seed = static_cast<uint64_t>(int_flag(f, "--seed", 0, 0));
+    out_path = string_flag(f, "--out", opts.model + ".safetensors");
+    if (out_path.empty()) throw std::invalid_argument("option '--out' needs a file name");
+    limit = int_flag(f, "--limit", -1, 1);
+    test_limit = int_flag(f, "--test-limit", -1, 1);
+    threads = int_flag(f, "--threads", 0, 1);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bprop train: " << e.what() << " (see bprop train --help)\n";
+    return 2;
+  }
+
+  // Fail before training when the checkpoint cannot be written where asked.
+  {
+    std::error_code ec;
+    const std::filesystem::path parent = std::filesystem::absolute(out_path, ec).parent_path();
+    if (!std::filesystem::is_directory(parent, ec)) {
+      std::cerr << "bprop train: cannot write the checkpoint '" << out_path << "': directory '" << parent.string()
+                << "' does not exist\n";
+      return 2;
+    }
+  }
+  if (threads > 0) cpu::set_num_threads(static_cast<int>(threads));
+
+  data::Dataset train, test;
+  try {
+    train = data::load_split(data_dir, "train", limit);
+    test = data::load_split(data_dir, "test", test_limit);
+  } catch (const data::DataError& e) {
+    std::cerr << "bprop train: " << e.what() << "\n";
+    return 2;
+  }
+  if (train.count == 0 || test.count == 0) {
+    std::cerr << "bprop train: the " << (train.count == 0 ? "training" : "test") << " set in '" << data_dir
+              << "' holds no images\n";
+    return 2;
+  }
+
+  const models::Normalization norm = models::compute_normalization(train);
+  nn::set_seed(opts.seed);
+  std::shared_ptr<SequentialCell> model;
+  try {
+    model = models::make_model(opts.model, train.rows, train.cols);
+  } catch (const Error& e) {
+    std::cerr << "bprop train: " << e.what() << "\n";
+    return 2;
+  }
+  std::cout << "data: " << train.count << " training images (" << train.images_path << "), " << test.count
+            << " test images, " << train.rows << "x" << train.cols << ", normalised with mean " << fixed(norm.mean, 4)
+            << " std " << fixed(norm.std, 4) << "\n"
+            << "model: " << models::describe_model(opts.model, *model) << "\n"
+            << "training: " << opts.epochs << " epochs, batch size " << opts.batch_size << ", " << opts.optimizer
+            << " lr " << opts.lr << (opts.optimizer == "sgd" ? " momentum " + fixed(opts.momentum, 2) : "")
+            << ", seed " << opts.seed << ", " << cpu::num_threads() << " threads" << std::endl;
+
+  models::Trainer trainer(model, opts, norm);
+  ProgressBar bar;
+  std::vector<models::EpochResult> history;
+  try {
+    history = trainer.fit(
+        train, test, [&bar](const models::BatchProgress& p) { bar.update(p); },
+        [&opts](const models::EpochResult& r) {
+          std::cout << "epoch " << r.epoch << "/" << opts.epochs << "  train loss " << fixed(r.train_loss, 4)
+                    << " acc " << percent(r.train_accuracy) << "  test loss " << fixed(r.test.loss, 4) << " acc "
+                    << percent(r.test.accuracy) << "  " << fixed(r.seconds, 1) << " s  "
+                    << fixed(r.images_per_second, 0) << " img/s (eval " << fixed(r.test.seconds, 1) << " s)"
+                    << std::endl;
+        });
+  } catch (const Error& e) {
+    std::cerr << "\nbprop train: " << e.what() << "\n";
+    return 1;
+  }
+
+  save_checkpoint(*model, out_path, models::training_metadata(opts, norm, train.count, history));
+  std::cout << "saved " << out_path << " (model " << opts.model << ", " << history.size() << " epochs, test accuracy "
+            << percent(history.back().test.accuracy) << ")" << std::endl;
+  return 0;
+}
+
+}  // namespace bprop::cli

@@ -1,0 +1,107 @@
+// Training and evaluating the image classifiers of models.h on an MNIST-style data set: batching with
+// normalisation, a seeded shuffle per epoch, minibatch steps (value_and_grad + optimizer), per-epoch test
+// evaluation, and the checkpoint metadata that lets `bprop eval` reproduce the input normalisation.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bprop/cell.h"
+#include "bprop/nn/checkpoint.h"
+#include "bprop/nn/optim.h"
+#include "data/idx.h"
+
+namespace bprop::models {
+
+/// x = (pixel / 255 - mean) / std.
+struct Normalization {
+  double mean = 0.0;
+  double std = 1.0;
+};
+
+/// Mean and standard deviation of the data set's pixels scaled to [0, 1] (std 1 when they are all equal).
+Normalization compute_normalization(const data::Dataset& ds);
+
+/// The images at `indices` as a float32 (n, 1, rows, cols) tensor, normalised.
+Tensor make_image_batch(const data::Dataset& ds, const std::vector<int64_t>& indices, const Normalization& norm);
+/// Their labels as an int32 (n,) tensor.
+Tensor make_label_batch(const data::Dataset& ds, const std::vector<int64_t>& indices);
+
+struct TrainOptions {
+  std::string model = "mlp";
+  int64_t epochs = 5;
+  int64_t batch_size = 64;
+  double lr = 1e-3;
+  /// "sgd" (with `momentum`) or "adam".
+  std::string optimizer = "adam";
+  double momentum = 0.9;
+  uint64_t seed = 0;
+};
+
+struct EvalResult {
+  double loss = 0.0;      // mean cross-entropy
+  double accuracy = 0.0;  // fraction in [0, 1]
+  int64_t count = 0;
+  double seconds = 0.0;
+};
+
+/// Reported during an epoch, after each batch.
+struct BatchProgress {
+  int64_t epoch = 0, epochs = 0;  // epoch counts from 1
+  int64_t batch = 0, batches = 0;  // batch counts from 1
+  double loss = 0.0;               // mean over the epoch's batches so far
+  double accuracy = 0.0;           // over the epoch's images so far
+  double images_per_second = 0.0;
+  double seconds = 0.0;
+};
+
+struct EpochResult {
+  int64_t epoch = 0;
+  double train_loss = 0.0;
+  double train_accuracy = 0.0;
+  double seconds = 0.0;  // training time of the epoch, evaluation excluded
+  double images_per_second = 0.0;
+  EvalResult test;
+};
+
+/// Accuracy and mean loss of `model` (in eval mode, no gradients) on every image of `ds`.
+EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& norm, int64_t batch_size = 256);
+
+/// Trains a model built by make_model with seeded shuffling: opts.epochs passes over `train`, evaluating on
+/// `test` after each. on_batch (when set) is called after every batch, on_epoch after every evaluation.
+/// ValueError for options out of range (epochs, batch size, learning rate, optimizer name) or an empty set.
+class Trainer {
+ public:
+  Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization norm);
+
+  std::vector<EpochResult> fit(const data::Dataset& train, const data::Dataset& test,
+                               const std::function<void(const BatchProgress&)>& on_batch = {},
+                               const std::function<void(const EpochResult&)>& on_epoch = {});
+  /// One pass over `train` (epoch counts from 1, seeds the shuffle), without evaluation.
+  EpochResult train_epoch(const data::Dataset& train, int64_t epoch,
+                          const std::function<void(const BatchProgress&)>& on_batch = {});
+
+  const TrainOptions& options() const { return opts_; }
+  const Normalization& normalization() const { return norm_; }
+  Cell& model() { return *model_; }
+
+ private:
+  std::shared_ptr<Cell> model_;
+  TrainOptions opts_;
+  Normalization norm_;
+  std::shared_ptr<Cell> loss_fn_;
+  std::shared_ptr<optim::Optimizer> optimizer_;
+};
+
+/// Checkpoint metadata for a trained model: "model", "epochs", "test_accuracy", "test_loss",
+/// "input_mean", "input_std", "optimizer", "lr", "batch_size", "seed", "train_images", "format".
+CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalization& norm, int64_t train_images,
+                                     const std::vector<EpochResult>& history);
+
+/// The normalisation a checkpoint was trained with ("input_mean" / "input_std"; [0, 1] scaling when absent).
+/// ValueError naming `source` when the values do not parse.
+Normalization normalization_from_metadata(const CheckpointMetadata& meta, const std::string& source);
+
+}  // namespace bprop::models

@@ -1,0 +1,75 @@
+// The backward-graph viewer in headless Chromium (see harness.mjs).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
+
+const skip = missingBrowser() ?? false;
+let server;
+let browser;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const labels = (page, kind) => page.$$eval(`#graph .node.${kind} text.label`, (ts) => ts.map((t) => t.textContent));
+
+test('graph viewer: x*x*x shows its forward muls, the mul backward steps and dout flowing back', { skip, timeout: 180_000 }, async () => {
+  const { page, problems, context } = await openPage(browser, server.url, 'graph.html');
+  await waitReady(page, problems);
+  await page.fill('#expr', 'x*x*x');
+  await page.fill('#x0', '2');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('f(x) = x*x*x'));
+
+  assert.deepEqual(await labels(page, 'fwd'), ['mul', 'mul']);
+  assert.deepEqual(await labels(page, 'bwd'), ['bprop mul', 'bprop mul']);
+  assert.deepEqual(await labels(page, 'acc'), ['add', 'add']);
+  assert.deepEqual(await labels(page, 'grad'), ['d/dx']);
+  const steps = await page.$$eval('#steps li', (lis) => lis.map((li) => li.textContent));
+  assert.deepEqual(steps, ['bprop mul: mul, mul', 'bprop mul: mul, mul (+ add, add)']);
+  // Edges are drawn from the dagre layout: every path has points.
+  const paths = await page.$$eval('#graph .edge path', (ps) => ps.map((p) => p.getAttribute('d')));
+  assert.ok(paths.length >= 8 && paths.every((d) => /^M[\d.-]+,[\d.-]+( L[\d.-]+,[\d.-]+)+$/.test(d)), paths.join('\n'));
+
+  // Step through: the current backward node and its dout edge are highlighted.
+  assert.equal(await page.$eval('#graph', (g) => g.dataset.current), '-1');
+  await page.click('#next');
+  assert.equal(await page.$eval('#graph', (g) => g.dataset.current), '0');
+  assert.equal(await page.$$eval('#graph .node.bwd.current', (n) => n.length), 1);
+  assert.equal(await page.$$eval('#graph .edge.current', (n) => n.length), 1);
+  assert.match(await page.$eval('#step-info', (e) => e.textContent), /dout = 1\b/);
+  await page.click('#next');
+  assert.match(await page.$eval('#step-info', (e) => e.textContent), /dout = 2\b[\s\S]*returned:\n {2}grad 0: 4\n {2}grad 1: 4/);
+  await screenshot(page, 'graph');
+  await page.click('#next');
+  assert.match(await page.$eval('#step-info', (e) => e.textContent), /^d\/dx: 12$/);
+  assert.equal(await page.$eval('#next', (b) => b.disabled), true);
+  await page.click('#prev');
+  assert.equal(await page.$eval('#graph', (g) => g.dataset.current), '1');
+
+  // Hover shows the values.
+  await page.hover('#graph .node.grad');
+  assert.match(await page.$eval('#tooltip', (t) => t.textContent), /gradient of the output with respect to x\nfloat64\(\)\n12/);
+
+  // The small network.
+  await page.check('input[name=mode][value=net]');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('W1'));
+  const fwd = await labels(page, 'fwd');
+  assert.deepEqual(fwd, ['matmul', 'add', 'tanh', 'matmul', 'add', 'sub', 'square', 'mean']);
+  const bwd = await labels(page, 'bwd');
+  assert.deepEqual(bwd, ['bprop mean', 'bprop square', 'bprop sub', 'bprop add', 'bprop matmul', 'bprop tanh', 'bprop add', 'bprop matmul']);
+  assert.deepEqual((await labels(page, 'grad')).sort(), ['d/dW1', 'd/dW2', 'd/db1', 'd/db2', 'd/dx', 'd/dy']);
+  await page.click('#all');
+  await screenshot(page, 'graph-network');
+
+  // Bad input.
+  await page.fill('#expr', 'x*(x');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('message').dataset.kind === 'parse-error');
+  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
+  await context.close();
+});
