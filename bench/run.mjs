@@ -52,32 +52,51 @@ const env = { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', M
 
 // ---- running the implementations ------------------------------------------------------------------------
 
-/** Runs a command, streaming stderr and collecting the JSON lines of stdout; resolves {code, lines, error}. */
+/** Calls onText for each complete line of a stream. */
+function eachLine(stream, onText) {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    buf += chunk;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      onText(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+  });
+  stream.on('end', () => {
+    if (buf) onText(buf);
+  });
+}
+
+/** Long diagnostic lines (a crashing runtime may print a whole minified script) are cut short. */
+const clip = (text, max = 300) => (text.length > max ? `${text.slice(0, max)} ... (${text.length - max} more characters)` : text);
+
+/**
+ * Runs a command, collecting the JSON result lines of its stdout (onLine is called for each) and echoing
+ * everything else, indented; resolves {code, lines, error}.
+ */
 function runChild(cmd, args, onLine) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines = [];
-    let buf = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk) => {
-      buf += chunk;
-      let i;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const text = buf.slice(0, i).trim();
-        buf = buf.slice(i + 1);
-        if (!text) continue;
-        try {
-          const obj = JSON.parse(text);
-          if (obj && typeof obj === 'object' && obj.impl) {
-            lines.push(obj);
-            onLine(obj);
-            continue;
-          }
-        } catch {
-          // not a result line
+    eachLine(child.stdout, (raw) => {
+      const text = raw.trim();
+      if (!text) return;
+      try {
+        const obj = JSON.parse(text);
+        if (obj && typeof obj === 'object' && obj.impl) {
+          lines.push(obj);
+          onLine(obj);
+          return;
         }
-        console.log(`    ${text}`);
+      } catch {
+        // not a result line
       }
+      console.log(`    ${clip(text)}`);
+    });
+    eachLine(child.stderr, (raw) => {
+      if (raw.trim()) console.log(`    ${clip(raw.trimEnd())}`);
     });
     child.on('error', (error) => resolve({ code: null, lines, error }));
     child.on('close', (code) => resolve({ code, lines, error: null }));

@@ -17,3 +17,5 @@ node --test tests/js/
 echo "== browser tests (headless Chromium) =="
 bash scripts/setup.sh chromium
 node --test tests/browser/
+echo "== demo pages (headless Chromium) =="
+node --test tests/demos/

@@ -78,7 +78,10 @@ class Custom(nn.Cell):
         ${body}
 
 custom = Custom()
-loss = lambda x: ${p.afterPy.replaceAll('y', 'custom(x)')}
+def loss(x):
+    y = custom(x)
+    return ${p.afterPy}
+
 grad_fn = ms.grad(loss)          # uses Custom.bprop instead of differentiating construct
 dx = grad_fn(ms.Tensor([${Number($('x0').value)}], ms.float64))`;
 }

@@ -60,6 +60,11 @@ function tensorText(t) {
   const body = t.shape.length === 0 ? vals[0] : `[${vals.join(', ')}${t.truncated ? ', …' : ''}]`;
   return `${t.name ? t.name + ' ' : ''}${t.dtype}${shape}\n${body}`;
 }
+/** " = v" for a scalar, the shape otherwise (tensor references in the step panel). */
+function brief(t) {
+  if (!t) return '';
+  return t.shape.length === 0 ? ` = ${fmt(t.values[0], 4)}` : `(${t.shape.join('×')})`;
+}
 function shapeText(t) {
   if (!t) return '';
   return t.shape.length === 0 ? `= ${fmt(t.values[0], 4)}` : `(${t.shape.join('×')})`;
@@ -106,7 +111,8 @@ function buildModel(graph) {
   const steps = graph.backward.map((s) => {
     const id = `b${s.step}`;
     const fwdOp = graph.forward.find((o, i) => (o.index ?? i) === s.forward);
-    const opsText = s.ops.map((o) => `${o.op}(${o.inputs.map((t) => (t === null ? 'None' : `%${t}`)).join(', ')}) -> %${o.output}`);
+    const ref = (tid) => (tid === null ? 'None' : `%${tid}${brief(T.get(tid))}`);
+    const opsText = s.ops.map((o) => `${o.op}(${o.inputs.map(ref).join(', ')}) -> ${ref(o.output)}`);
     addNode(id, 'bwd', `bprop ${s.op}`, s.ops.map((o) => o.op).join(', ') || '(no ops)', `backward step ${s.step}: the bprop of forward op #${s.forward} (${s.op})\ndout: ${tensorText(T.get(s.dout))}\nran: ${opsText.join('\n     ') || 'nothing'}`, { step: s.step });
     const src = gradProducer.get(s.dout) ?? 'seed';
     edges.push({ from: src, to: id, kind: 'bwd', label: 'dout', step: s.step });

@@ -25,8 +25,8 @@ namespace {
 
 const char* kTrainHelp =
     "usage: bprop train [--model mlp|cnn] [--data DIR] [--epochs N] [--batch-size B] [--lr LR]\n"
-    "                   [--optimizer sgd|adam] [--momentum M] [--seed S] [--out FILE] [--limit N]\n"
-    "                   [--test-limit N] [--threads N]\n"
+    "                   [--optimizer sgd|adam] [--momentum M] [--schedule cosine|constant] [--seed S]\n"
+    "                   [--out FILE] [--limit N] [--test-limit N] [--threads N]\n"
     "Trains a classifier on the IDX files of DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte,\n"
     "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each gzip-compressed (.gz) or not), evaluates it on the\n"
     "test set after every epoch and saves a safetensors checkpoint.\n"
@@ -35,9 +35,11 @@ const char* kTrainHelp =
     "                 dataset-fashion-mnist)\n"
     "  --epochs       passes over the training set; default 5\n"
     "  --batch-size   images per step; default 64\n"
-    "  --lr           learning rate; default 0.001\n"
+    "  --lr           learning rate (of the first epoch with --schedule cosine); default 0.001\n"
     "  --optimizer    adam or sgd; default adam\n"
     "  --momentum     SGD momentum; default 0.9\n"
+    "  --schedule     cosine (the rate of epoch e is lr * (1 + cos(pi * (e - 1) / epochs)) / 2) or constant;\n"
+    "                 default cosine\n"
     "  --seed         seeds the initial weights and the per-epoch shuffle; default 0\n"
     "  --out          the checkpoint file; default <model>.safetensors\n"
     "  --limit        train on the first N training images only\n"
@@ -170,7 +172,7 @@ int train_command(const std::vector<std::string>& args) {
   int64_t limit = -1, test_limit = -1, threads = 0;
   try {
     const auto f = parse_flags(args, {"--model", "--data", "--epochs", "--batch-size", "--lr", "--optimizer",
-                                      "--momentum", "--seed", "--out", "--limit", "--test-limit", "--threads"});
+                                      "--momentum", "--schedule", "--seed", "--out", "--limit", "--test-limit", "--threads"});
     opts.model = string_flag(f, "--model", "mlp");
     bool known_model = false;
     for (const auto& m : models::model_names()) known_model = known_model || m == opts.model;
@@ -187,6 +189,10 @@ int train_command(const std::vector<std::string>& args) {
     opts.momentum = real_flag(f, "--momentum", 0.9);
     if (opts.momentum < 0.0 || opts.momentum >= 1.0) {
       throw std::invalid_argument("option '--momentum' must be in [0, 1), got " + f.at("--momentum"));
+    }
+    opts.schedule = string_flag(f, "--schedule", "cosine");
+    if (opts.schedule != "cosine" && opts.schedule != "constant") {
+      throw std::invalid_argument("option '--schedule' must be cosine or constant, got '" + opts.schedule + "'");
     }
     opts.seed = static_cast<uint64_t>(int_flag(f, "--seed", 0, 0));
     out_path = string_flag(f, "--out", opts.model + ".safetensors");
@@ -239,7 +245,8 @@ int train_command(const std::vector<std::string>& args) {
             << " std " << fixed(norm.std, 4) << "\n"
             << "model: " << models::describe_model(opts.model, *model) << "\n"
             << "training: " << opts.epochs << " epochs, batch size " << opts.batch_size << ", " << opts.optimizer
-            << " lr " << opts.lr << (opts.optimizer == "sgd" ? " momentum " + fixed(opts.momentum, 2) : "")
+            << " lr " << opts.lr << (opts.optimizer == "sgd" ? " momentum " + fixed(opts.momentum, 2) : "") << " ("
+            << opts.schedule << " schedule)"
             << ", seed " << opts.seed << ", " << cpu::num_threads() << " threads" << std::endl;
 
   models::Trainer trainer(model, opts, norm);
@@ -252,7 +259,8 @@ int train_command(const std::vector<std::string>& args) {
           std::cout << "epoch " << r.epoch << "/" << opts.epochs << "  train loss " << fixed(r.train_loss, 4)
                     << " acc " << percent(r.train_accuracy) << "  test loss " << fixed(r.test.loss, 4) << " acc "
                     << percent(r.test.accuracy) << "  " << fixed(r.seconds, 1) << " s  "
-                    << fixed(r.images_per_second, 0) << " img/s (eval " << fixed(r.test.seconds, 1) << " s)"
+                    << fixed(r.images_per_second, 0) << " img/s  lr " << r.lr << " (eval " << fixed(r.test.seconds, 1)
+                    << " s)"
                     << std::endl;
         });
   } catch (const Error& e) {

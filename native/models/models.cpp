@@ -45,7 +45,9 @@ std::shared_ptr<SequentialCell> make_model(const std::string& name, int64_t rows
         std::make_shared<ReLU>(),
         std::make_shared<MaxPool2d>(2, 2),
         std::make_shared<Flatten>(),
-        std::make_shared<Dense>(32 * (rows / 4) * (cols / 4), num_classes),
+        std::make_shared<Dense>(32 * (rows / 4) * (cols / 4), 128),
+        std::make_shared<ReLU>(),
+        std::make_shared<Dense>(128, num_classes),
     });
   }
   std::string known;
@@ -63,7 +65,7 @@ std::string describe_model(const std::string& name, const Cell& model) {
   std::ostringstream os;
   os << name << ": ";
   if (name == "mlp") os << "784-256-128-10 with ReLU";
-  else if (name == "cnn") os << "conv 1->16 3x3, relu, maxpool 2, conv 16->32 3x3, relu, maxpool 2, dense 1568->10";
+  else if (name == "cnn") os << "conv 1->16 3x3, relu, maxpool 2, conv 16->32 3x3, relu, maxpool 2, dense 1568-128, relu, dense 128-10";
   else os << "custom";
   os << " (" << parameter_count(model) << " parameters)";
   return os.str();

@@ -16,8 +16,8 @@ const std::vector<std::string>& model_names();
 
 /// A new model with freshly initialised weights (drawn from the stream nn::set_seed seeds):
 ///   mlp: Flatten, Dense 784-256, ReLU, Dense 256-128, ReLU, Dense 128-10.
-///   cnn: Conv2d 1->32 3x3 pad 1, ReLU, MaxPool 2, Conv2d 32->64 3x3 pad 1, ReLU, MaxPool 2, Flatten,
-///        Dense 64*7*7-128, ReLU, Dense 128-10.
+///   cnn: Conv2d 1->16 3x3 pad 1, ReLU, MaxPool 2, Conv2d 16->32 3x3 pad 1, ReLU, MaxPool 2, Flatten,
+///        Dense 32*7*7-128, ReLU, Dense 128-10.
 /// Both take (N, 1, rows, cols) float32 images and return (N, num_classes) logits. ValueError naming the
 /// known models for any other name.
 std::shared_ptr<SequentialCell> make_model(const std::string& name, int64_t rows = 28, int64_t cols = 28,

@@ -154,12 +154,19 @@ Trainer::Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization n
   } else {
     throw ValueError("unknown optimizer '" + opts_.optimizer + "' (known optimizers: 'sgd', 'adam')");
   }
+  if (opts_.schedule == "cosine") {
+    schedule_ = std::make_unique<optim::CosineAnnealingLR>(*optimizer_, std::max<int64_t>(1, opts_.epochs));
+  } else if (opts_.schedule != "constant") {
+    throw ValueError("unknown learning-rate schedule '" + opts_.schedule + "' (known: 'cosine', 'constant')");
+  }
 }
 
 EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
                                  const std::function<void(const BatchProgress&)>& on_batch) {
   check_dataset(train, "training");
+  if (epoch < 1) throw ValueError("epochs count from 1, got " + std::to_string(epoch));
   model_->set_train(true);
+  if (schedule_) optimizer_->set_learning_rate(schedule_->lr_at(epoch - 1));
   // A seeded Fisher-Yates shuffle, different for every epoch.
   std::vector<int64_t> order(static_cast<size_t>(train.count));
   std::iota(order.begin(), order.end(), 0);
@@ -213,6 +220,7 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
   }
   EpochResult r;
   r.epoch = epoch;
+  r.lr = optimizer_->learning_rate();
   r.seconds = seconds_since(t0);
   r.train_loss = loss_sum / static_cast<double>(batches);
   r.train_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
@@ -247,6 +255,7 @@ CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalizati
   m["epochs"] = std::to_string(history.size());
   m["optimizer"] = opts.optimizer;
   m["lr"] = format_double(opts.lr);
+  m["schedule"] = opts.schedule;
   m["batch_size"] = std::to_string(opts.batch_size);
   m["seed"] = std::to_string(opts.seed);
   m["train_images"] = std::to_string(train_images);

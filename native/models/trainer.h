@@ -37,6 +37,9 @@ struct TrainOptions {
   /// "sgd" (with `momentum`) or "adam".
   std::string optimizer = "adam";
   double momentum = 0.9;
+  /// "cosine": the learning rate of epoch e (from 1) is lr * (1 + cos(pi * (e - 1) / epochs)) / 2 (PyTorch's
+  /// CosineAnnealingLR stepped once per epoch); "constant": lr throughout.
+  std::string schedule = "cosine";
   uint64_t seed = 0;
 };
 
@@ -59,6 +62,7 @@ struct BatchProgress {
 
 struct EpochResult {
   int64_t epoch = 0;
+  double lr = 0.0;  // the learning rate of this epoch
   double train_loss = 0.0;
   double train_accuracy = 0.0;
   double seconds = 0.0;  // training time of the epoch, evaluation excluded
@@ -71,7 +75,8 @@ EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& n
 
 /// Trains a model built by make_model with seeded shuffling: opts.epochs passes over `train`, evaluating on
 /// `test` after each. on_batch (when set) is called after every batch, on_epoch after every evaluation.
-/// ValueError for options out of range (epochs, batch size, learning rate, optimizer name) or an empty set.
+/// ValueError for options out of range (epochs, batch size, learning rate, optimizer or schedule name) or an
+/// empty set.
 class Trainer {
  public:
   Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization norm);
@@ -79,7 +84,8 @@ class Trainer {
   std::vector<EpochResult> fit(const data::Dataset& train, const data::Dataset& test,
                                const std::function<void(const BatchProgress&)>& on_batch = {},
                                const std::function<void(const EpochResult&)>& on_epoch = {});
-  /// One pass over `train` (epoch counts from 1, seeds the shuffle), without evaluation.
+  /// One pass over `train` (epoch counts from 1; it seeds the shuffle and sets the scheduled learning rate),
+  /// without evaluation.
   EpochResult train_epoch(const data::Dataset& train, int64_t epoch,
                           const std::function<void(const BatchProgress&)>& on_batch = {});
 
@@ -93,10 +99,11 @@ class Trainer {
   Normalization norm_;
   std::shared_ptr<Cell> loss_fn_;
   std::shared_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<optim::LRScheduler> schedule_;  // null for "constant"
 };
 
 /// Checkpoint metadata for a trained model: "model", "epochs", "test_accuracy", "test_loss",
-/// "input_mean", "input_std", "optimizer", "lr", "batch_size", "seed", "train_images", "format".
+/// "input_mean", "input_std", "optimizer", "lr", "schedule", "batch_size", "seed", "train_images", "format".
 CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalization& norm, int64_t train_images,
                                      const std::vector<EpochResult>& history);
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -383,18 +385,44 @@ TEST(TrainModels, RejectsBadOptions) {
   opts = {};
   opts.lr = -1.0;
   EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::ValueError);
+  opts = {};
+  opts.schedule = "step";
+  EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::ValueError);
+}
+
+TEST(TrainModels, CosineScheduleSetsTheRateOfEachEpoch) {
+  TempDir dir;
+  write_split(dir, "train", 8, 8, false);
+  const bprop::data::Dataset ds = bprop::data::load_split(dir.str(), "train");
+  for (const std::string schedule : {"cosine", "constant"}) {
+    auto model = bprop::models::make_model("mlp", 4, 4);
+    bprop::models::TrainOptions opts;
+    opts.epochs = 4;
+    opts.lr = 0.01;
+    opts.batch_size = 8;
+    opts.schedule = schedule;
+    bprop::models::Trainer trainer(model, opts, {});
+    const double pi = 3.14159265358979323846;
+    for (int64_t e = 1; e <= 4; ++e) {
+      const double want = schedule == "cosine" ? 0.01 * (1.0 + std::cos(pi * static_cast<double>(e - 1) / 4.0)) / 2.0
+                                               : 0.01;
+      EXPECT_NEAR(trainer.train_epoch(ds, e).lr, want, 1e-15) << schedule << " epoch " << e;
+    }
+  }
 }
 
 // Trains the MLP on the first 2,000 Fashion-MNIST training images, evaluates on 1,000 test images, and
-// checks that a checkpoint saved and loaded into a fresh model gives the same accuracy.
+// checks that a checkpoint saved and loaded into a fresh model gives the same accuracy. The data come from
+// the dataset-fashion-mnist package's directory, or from $BPROP_FASHION_MNIST_DIR when set.
 TEST(TrainFashionMnist, SubsetTrainsWellAboveChanceAndCheckpointRoundTrips) {
-  const std::string dir = bprop::data::kDefaultDataDir;
+  const char* env_dir = std::getenv("BPROP_FASHION_MNIST_DIR");
+  const std::string dir = env_dir && *env_dir ? env_dir : bprop::data::kDefaultDataDir;
   for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
                            "t10k-labels-idx1-ubyte"}) {
     const fs::path p = fs::path(dir) / base;
     if (!fs::exists(p.string() + ".gz") && !fs::exists(p)) {
       GTEST_SKIP() << "Fashion-MNIST is not installed (" << p.string()
-                   << "[.gz] is missing): apt-get install dataset-fashion-mnist";
+                   << "[.gz] is missing): apt-get install dataset-fashion-mnist, or set BPROP_FASHION_MNIST_DIR";
     }
   }
   const bprop::data::Dataset train = bprop::data::load_split(dir, "train", 2000);

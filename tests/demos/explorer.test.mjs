@@ -21,7 +21,11 @@ test('index page links every demo and loads cleanly', { skip, timeout: 120_000 }
   const { page, problems, context } = await openPage(browser, server.url, 'index.html');
   await waitReady(page, problems);
   const links = await page.$$eval('.card a', (as) => as.map((a) => a.getAttribute('href')));
-  assert.ok(links.includes('explorer.html') && links.includes('graph.html'), `links: ${links}`);
+  assert.deepEqual(links, ['explorer.html', 'graph.html', 'custom.html', 'train.html']);
+  // The directory URL that npm start prints serves the index page.
+  const dir = await fetch(new URL('demos/web/', server.url));
+  assert.equal(dir.status, 200);
+  assert.match(await dir.text(), /<title>bprop demos<\/title>/);
   for (const href of links) {
     const r = await fetch(new URL(`demos/web/${href}`, server.url));
     await r.arrayBuffer();

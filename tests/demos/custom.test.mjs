@@ -1,0 +1,72 @@
+// The custom backward operator page in headless Chromium (see harness.mjs).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
+
+const skip = missingBrowser() ?? false;
+let server;
+let browser;
+
+before(async () => {
+  if (skip) return;
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const values = (page) =>
+  page.evaluate(() => Object.fromEntries(['r-f', 'r-auto', 'r-custom'].map((id) => [id, Number(document.getElementById(id).dataset.value)])));
+
+/** Types src into the bprop box and waits until the page applied it. */
+async function setBprop(page, src) {
+  await page.fill('#bprop', src);
+  await page.click('#apply');
+  await page.waitForFunction((s) => document.body.dataset.ready === '1' && document.getElementById('jscode').textContent.includes(s), src);
+}
+
+test('custom bprop: editing the bprop changes the gradient; automatic one stays', { skip, timeout: 180_000 }, async () => {
+  const { page, problems, context } = await openPage(browser, server.url, 'custom.html');
+  await waitReady(page, problems);
+  await page.fill('#x0', '1.5');
+
+  // Gradient clipping: L = y^3/3 with y = x, dout = x^2 = 2.25 is clipped to 1.
+  assert.equal(await page.$eval('#preset', (s) => s.value), 'clip');
+  let v = await values(page);
+  assert.ok(Math.abs(v['r-f'] - 1.125) < 1e-12, JSON.stringify(v));
+  assert.ok(Math.abs(v['r-auto'] - 2.25) < 1e-12, JSON.stringify(v));
+  assert.equal(v['r-custom'], 1);
+  assert.match(await page.$eval('#pycode', (e) => e.textContent), /def bprop\(self, x, out, dout\):\n {8}return \(ops\.clamp\(dout, min=-1, max=1\),\)/);
+
+  await setBprop(page, '(x, out, dout) => [dout.clamp({ min: -2, max: 2 })]');
+  v = await values(page);
+  assert.equal(v['r-custom'], 2);
+  assert.ok(Math.abs(v['r-auto'] - 2.25) < 1e-12);
+
+  await setBprop(page, '(x, out, dout) => [dout.mul(x).mul(2)]');
+  v = await values(page);
+  assert.ok(Math.abs(v['r-custom'] - 2.25 * 3) < 1e-12, JSON.stringify(v));
+  assert.match(await page.$eval('#pycode', (e) => e.textContent), /return \(\(dout \* x\) \* 2,\)/);
+  await screenshot(page, 'custom');
+
+  // A broken bprop gives a message, not a crash; the page keeps working.
+  await page.fill('#bprop', '(x, out, dout) => [dout.nosuchop()]');
+  await page.click('#apply');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('message').dataset.kind === 'error');
+  assert.match(await page.$eval('#message', (e) => e.textContent), /nosuchop/);
+  await page.fill('#bprop', '(x, out, dout) => [dout');
+  await page.click('#apply');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('message').textContent.startsWith('Cannot use this bprop'));
+
+  // Straight-through estimator: round has zero gradient, the STE passes dout = round(x) through.
+  await page.selectOption('#preset', 'ste');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('jscode').textContent.includes('x.round()'));
+  v = await values(page);
+  assert.equal(v['r-auto'], 0);
+  assert.equal(v['r-custom'], 2);
+  await screenshot(page, 'custom-ste');
+  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
+  await context.close();
+});
