@@ -50,6 +50,23 @@ const passArgs = [...(opts.quick ? ['--quick'] : []), '--workloads', opts.worklo
 // One thread everywhere: BLAS, OpenMP and the runtimes' own pools.
 const env = { ...process.env, OPENBLAS_NUM_THREADS: '1', OMP_NUM_THREADS: '1', MKL_NUM_THREADS: '1' };
 
+/**
+ * OpenBLAS (PyTorch's BLAS here, and the raw-GEMM reference) picks its kernel from the CPU model; Debian's
+ * 0.3.21 does not know recent Xeon models and falls back to its SSE3 "Prescott" kernel, several times slower
+ * than the AVX2 / AVX-512 ones. Unless OPENBLAS_CORETYPE is already set, name the kernel family the CPU's
+ * flags support, so the peer and the physical limit are measured as a tuned BLAS would run.
+ */
+function openblasCoretype() {
+  if (process.env.OPENBLAS_CORETYPE !== undefined) return { value: process.env.OPENBLAS_CORETYPE, why: 'set by the caller' };
+  if (process.arch !== 'x64' || !existsSync('/proc/cpuinfo')) return null;
+  const flags = new Set((readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').trim().split(/\s+/));
+  if (['avx512f', 'avx512bw', 'avx512vl', 'avx512dq'].every((f) => flags.has(f))) return { value: 'SkylakeX', why: 'CPU has AVX-512' };
+  if (flags.has('avx2') && flags.has('fma')) return { value: 'Haswell', why: 'CPU has AVX2 + FMA' };
+  return null;
+}
+const coretype = openblasCoretype();
+if (coretype) env.OPENBLAS_CORETYPE = coretype.value;
+
 // ---- running the implementations ------------------------------------------------------------------------
 
 /** Calls onText for each complete line of a stream. */
@@ -187,6 +204,7 @@ const results = [];
 const started = Date.now();
 console.log(`bench: ${opts.quick ? 'QUICK run (few repetitions: a smoke test, not a measurement)' : 'full run'}; ` +
   `${opts.impls.join(', ')}; ${opts.workloads.join(', ')}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), one thread each`);
+if (coretype) console.log(`bench: OPENBLAS_CORETYPE=${coretype.value} (${coretype.why})`);
 for (const impl of opts.impls) {
   const runner = RUNNERS[impl];
   console.log(`\n== ${impl} ==`);
@@ -261,7 +279,7 @@ const table = wanted.map((r) => [
 ]);
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i].length)));
 const fmtRow = (row) => `| ${row.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
-const tableText = [fmtRow(header), `|${widths.map((w, i) => (i < 2 ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w - 1)}:-`)).join('|')}|`, ...table.map(fmtRow)].join('\n');
+const tableText = [fmtRow(header), `|${widths.map((w, i) => (i < 2 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...table.map(fmtRow)].join('\n');
 console.log(`\n== medians (lower is better) and ratios bprop / peer (< 1: bprop faster) ==\n${tableText}`);
 
 // W3 throughput next to the raw GEMM of the same size (the physical limit of this machine, one thread).
@@ -271,7 +289,7 @@ for (const n of [256, 1024]) {
   const parts = opts.impls.map((impl) => [impl, find(impl, 'W3', n)]).filter(([, l]) => valid(l));
   const ref = find('bprop-native', 'W3', n)?.ref ?? {};
   const refText = [
-    ref.openblas_gflops ? `OpenBLAS sgemm ${fmtNum(ref.openblas_gflops)}` : null,
+    ref.openblas_gflops ? `OpenBLAS sgemm ${fmtNum(ref.openblas_gflops)}${ref.openblas_core ? ` (${ref.openblas_core} kernel)` : ''}` : null,
     ref.eigen_gflops ? `Eigen ${fmtNum(ref.eigen_gflops)}` : null,
   ].filter(Boolean).join(', ');
   gemmLines.push(`W3 n=${n} GFLOP/s (6 n^3 flops): ${parts.map(([i, l]) => `${i} ${fmtNum(l.gflops)}`).join(', ')}` +

@@ -250,6 +250,7 @@ json raw_gemm(int64_t n, const std::vector<float>& a, const std::vector<float>& 
                 c.data(), static_cast<int>(n));
   }));
   ref["openblas_gflops"] = flops / (so.median * 1e6);
+  ref["openblas_core"] = openblas_get_corename();  // the kernel OpenBLAS picked for this CPU
 #endif
   return ref;
 }

@@ -145,7 +145,8 @@ std::string export_grad_graph(const Fn& fn, const std::vector<Tensor>& inputs, c
   std::vector<size_t> differentiated;
   json input_list = json::array();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::string name = i < opts.input_names.size() ? opts.input_names[i] : "x" + std::to_string(i);
+    std::string name = i < opts.input_names.size() ? opts.input_names[i] : std::string("x");
+    if (i >= opts.input_names.size()) name += std::to_string(i);  // x0, x1, ...
     if (inputs[i].defined() && is_float(inputs[i].dtype())) {
       leaves.emplace_back();
       args[i] = autodiff::make_leaf(inputs[i], level, leaves.back());
