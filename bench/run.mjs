@@ -266,7 +266,7 @@ const RATIOS = [
   ['wasm/tfjs-wasm', 'bprop-wasm', 'tfjs-wasm'],
   ['wasm/tfjs-cpu', 'bprop-wasm', 'tfjs-cpu'],
   ['wasm/native', 'bprop-wasm', 'bprop-native'],
-];
+].filter(([, a, b]) => opts.impls.includes(a) && opts.impls.includes(b));
 const header = ['workload', 'unit', ...opts.impls, ...RATIOS.map(([n]) => n)];
 const table = wanted.map((r) => [
   r.label,

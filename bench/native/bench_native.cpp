@@ -34,7 +34,7 @@ namespace {
 using bprop::Parameter;
 using bprop::Tensor;
 using bprop::Value;
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in insertion order: impl, workload, n, metric, ...
 namespace ops = bprop::ops;
 
 // ---- the shared input generator (identical in bench/common.mjs and bench/torch_bench.py) ----------------
@@ -132,10 +132,11 @@ std::vector<double> time_ms(const Reps& r, const std::function<void()>& body) {
   return out;
 }
 
-json line(const std::string& workload, const std::string& metric, const Stats& s) {
+json line(const std::string& workload, const std::string& metric, const Stats& s, int64_t n = 0) {
   json j;
   j["impl"] = "bprop-native";
   j["workload"] = workload;
+  if (n) j["n"] = n;
   j["metric"] = metric;
   j["median"] = s.median;
   j["min"] = s.min;
@@ -263,8 +264,7 @@ void w3(int64_t n, const Reps& reps) {
   auto vg = bprop::value_and_grad(fn, {0, 1});
   Value r;
   const Stats s = summarize(time_ms(reps, [&] { r = vg({a, b}); }));
-  json j = line("W3", "ms", s);
-  j["n"] = n;
+  json j = line("W3", "ms", s, n);
   j["gflops"] = 6.0 * static_cast<double>(n) * n * n / (s.median * 1e6);
 
   // dA = ones @ B^T: every row of dA is the row sums of B; dB = A^T @ ones: every column is A's column sums.
@@ -398,8 +398,11 @@ int main(int argc, char** argv) {
       body();
     } catch (const std::exception& e) {
       ++failures;
-      json j = {{"impl", "bprop-native"}, {"workload", workload}, {"error", e.what()}};
+      json j;
+      j["impl"] = "bprop-native";
+      j["workload"] = workload;
       if (n) j["n"] = n;
+      j["error"] = e.what();
       emit(j);
     }
   };
