@@ -5,11 +5,12 @@
 // A screenshot of the page goes to test-output/browser/package.png.
 // Skipped only when /usr/bin/chromium is missing; any other problem fails.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+
+import { startServer } from '../demos/harness.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
@@ -25,64 +26,15 @@ const CHROMIUM_ARGS = [
 const VECTOR_FILE = 'tests/vectors/unary.json';
 const SCREENSHOT = join(root, 'test-output', 'browser', 'package.png');
 
-let server = null;
 let baseUrl = null;
-
-/** Starts `node scripts/serve.mjs --port 0` and resolves to its URL (from the line it prints when listening). */
-function startServer() {
-  const child = spawn(process.execPath, [join(root, 'scripts', 'serve.mjs'), '--port', '0'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill();
-      reject(new Error(`scripts/serve.mjs did not report its address within 15 s\n${out}${err}`));
-    }, 15_000);
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const m = /at (http:\/\/\S+\/)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-    });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`scripts/serve.mjs exited (${signal ?? code}) before listening\n${out}${err}`));
-    });
-  });
-}
-
-function stopServer() {
-  if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGTERM');
-}
+let stopServer;
 
 before(async () => {
-  ({ child: server, url: baseUrl } = await startServer());
-  // Should this process end abruptly, the server must not outlive it.
-  process.once('exit', stopServer);
+  ({ url: baseUrl, stop: stopServer } = await startServer());
 });
 
 after(async () => {
-  if (!server) return;
-  const exited = new Promise((resolve) => {
-    if (server.exitCode !== null || server.signalCode !== null) resolve();
-    else server.once('exit', resolve);
-  });
-  stopServer();
-  await exited;
+  await stopServer?.();
 });
 
 test('scripts/serve.mjs serves the package files with their content types', async () => {
