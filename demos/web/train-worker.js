@@ -1,67 +1,31 @@
-// Trains a small classifier on 2-D toy data with bprop, off the page's main thread.
+// Trains a classifier with bprop off the page's main thread: a small MLP on 2-D toy data (spiral, circles, xor),
+// or on the bundled Fashion-MNIST subset (784 pixels in, 10 classes, minibatches, held-out test accuracy).
 // Messages in: {type: 'start', config} | {type: 'pause'} | {type: 'resume'}.
-// Messages out: {type: 'ready'} | {type: 'data', points, labels} | {type: 'progress', ...} | {type: 'error', message}.
+// Messages out: {type: 'ready'} | {type: 'data', kind: 'points' | 'images', ...} | {type: 'progress', ...} |
+// {type: 'error', message}; data, progress and error carry the id of the config they belong to, so the page can
+// drop messages of a run it has already replaced.
 import { init } from '/web/index.js';
+import { makeData, rng } from './toy-data.js';
+import { FASHION_CLASSES, parseFashionSubset, toUnitFloats } from './fashion-subset.js';
 
 const bp = await init();
+
+const GRID = 48; // decision-boundary resolution, toy sets
+const SHOWN = 30; // test images whose predictions the page shows, Fashion-MNIST
+const BATCH = 100; // minibatch size, Fashion-MNIST
+const TICK_MS = 60; // training time between two progress messages
+
 let run = null;
+let fashion = null; // the parsed subset file, fetched once
 
-/** A seeded uniform generator (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** n points in [-1, 1]^2 with labels 0/1. */
-export function makeData(kind, n, seed = 1, noise = 0.05) {
-  const r = rng(seed);
-  const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-  const pts = [];
-  const labels = [];
-  for (let i = 0; i < n; i++) {
-    const c = i % 2;
-    let x;
-    let y;
-    if (kind === 'spiral') {
-      const t = (Math.floor(i / 2) / (n / 2)) * 2.5 * Math.PI + 0.3;
-      const rad = t / (2.5 * Math.PI + 0.3);
-      const a = t + c * Math.PI;
-      x = rad * Math.sin(a);
-      y = rad * Math.cos(a);
-    } else if (kind === 'circles') {
-      const a = 2 * Math.PI * r();
-      const rad = c === 0 ? 0.3 * Math.sqrt(r()) : 0.6 + 0.35 * r();
-      x = rad * Math.cos(a);
-      y = rad * Math.sin(a);
-    } else {
-      x = 2 * r() - 1;
-      y = 2 * r() - 1;
-      if (Math.abs(x) < 0.05) x += x < 0 ? -0.05 : 0.05;
-      if (Math.abs(y) < 0.05) y += y < 0 ? -0.05 : 0.05;
-      labels.push(x * y > 0 ? 0 : 1);
-      pts.push(x + noise * gauss(), y + noise * gauss());
-      continue;
-    }
-    pts.push(x + noise * gauss(), y + noise * gauss());
-    labels.push(c);
-  }
-  return { pts: Float32Array.from(pts), labels: Int32Array.from(labels) };
-}
-
-function makeNet(hidden, activation) {
+function makeNet(inputs, hidden, activation, classes) {
   const layers = [];
-  let width = 2;
+  let width = inputs;
   for (const h of hidden) {
     layers.push(new bp.nn.Dense(width, h, { activation }));
     width = h;
   }
-  layers.push(new bp.nn.Dense(width, 2));
+  layers.push(new bp.nn.Dense(width, classes));
   return new bp.nn.SequentialCell(layers);
 }
 
@@ -71,17 +35,20 @@ function makeOptimizer(name, params, lr) {
   return new bp.optim.Adam(params, { learningRate: lr });
 }
 
-const GRID = 48;
-
-function start(config) {
-  if (run) run.stop = true;
-  bp.nn.setSeed(config.seed ?? 1);
-  const data = makeData(config.dataset, config.n ?? 300, config.seed ?? 1);
-  const net = makeNet(config.hidden, config.activation);
+/** MindSpore's TrainOneStepCell around WithLossCell: softmax cross-entropy, its gradients, the update. */
+function makeStep(net, config) {
   const optimizer = makeOptimizer(config.optimizer, net.trainableParams(), config.lr);
-  const step = new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);
-  const x = bp.keep(bp.tensor(data.pts, { shape: [data.labels.length, 2] }));
-  const y = bp.keep(bp.tensor(data.labels, { shape: [data.labels.length] }));
+  return new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);
+}
+
+/** A task: dataMessage, train() -> loss of one step, evaluate() -> progress fields, dispose(). */
+function toyTask(config) {
+  const data = makeData(config.dataset, config.n ?? 300, config.seed ?? 1);
+  const n = data.labels.length;
+  const net = makeNet(2, config.hidden, config.activation, 2);
+  const step = makeStep(net, config);
+  const x = bp.keep(bp.tensor(data.pts, { shape: [n, 2] }));
+  const y = bp.keep(bp.tensor(data.labels, { shape: [n] }));
   const grid = new Float32Array(GRID * GRID * 2);
   for (let i = 0; i < GRID; i++) {
     for (let j = 0; j < GRID; j++) {
@@ -90,66 +57,195 @@ function start(config) {
     }
   }
   const g = bp.keep(bp.tensor(grid, { shape: [GRID * GRID, 2] }));
-  postMessage({ type: 'data', points: data.pts, labels: data.labels });
-  run = { stop: false, paused: false, net, step, x, y, g, steps: 0, started: performance.now(), trainMs: 0 };
-  const cur = run;
-  const tick = () => {
+  return {
+    dataMessage: { type: 'data', kind: 'points', points: data.pts, labels: data.labels },
+    train: () => bp.tidy(() => step(x, y).item()),
+    evaluate: () =>
+      bp.tidy(() => {
+        net.setTrain(false);
+        const pred = net(x).argmax({ axis: 1 }).data();
+        let ok = 0;
+        for (let i = 0; i < pred.length; i++) ok += pred[i] === data.labels[i] ? 1 : 0;
+        const p = net(g).softmax({ axis: 1 }).data();
+        const boundary = new Float32Array(GRID * GRID);
+        for (let i = 0; i < boundary.length; i++) boundary[i] = p[i * 2 + 1];
+        net.setTrain(true);
+        return { acc: ok / pred.length, boundary, grid: GRID };
+      }),
+    dispose: () => {
+      for (const t of [x, y, g]) t.dispose();
+    },
+  };
+}
+
+async function loadFashion() {
+  if (!fashion) {
+    const url = new URL('./data/fashion-subset.bin', import.meta.url);
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`could not load ${url.pathname}: HTTP ${res.status}`);
+    fashion = parseFashionSubset(await res.arrayBuffer());
+  }
+  return fashion;
+}
+
+/** Row-wise argmax of [n, k] probabilities: { labels, confidence }. */
+function argmaxRows(p, n, k) {
+  const labels = new Int32Array(n);
+  const confidence = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    let best = 0;
+    for (let c = 1; c < k; c++) if (p[i * k + c] > p[i * k + best]) best = c;
+    labels[i] = best;
+    confidence[i] = p[i * k + best];
+  }
+  return { labels, confidence };
+}
+
+function fashionTask(config, d) {
+  const px = d.rows * d.cols;
+  const k = d.classes;
+  const nTrain = d.train.count;
+  const nTest = d.test.count;
+  const trainX = toUnitFloats(d.train.pixels);
+  const net = makeNet(px, config.hidden, config.activation, k);
+  const step = makeStep(net, config);
+  const xTrain = bp.keep(bp.tensor(trainX, { shape: [nTrain, px] }));
+  const xTest = bp.keep(bp.tensor(toUnitFloats(d.test.pixels), { shape: [nTest, px] }));
+  // Minibatches: the training images in an order reshuffled (seeded) at the start of every epoch.
+  const batch = Math.min(BATCH, nTrain);
+  const rand = rng(config.seed ?? 1);
+  const order = Int32Array.from({ length: nTrain }, (_, i) => i);
+  let pos = nTrain;
+  let epoch = 0;
+  const xb = new Float32Array(batch * px);
+  const yb = new Int32Array(batch);
+  const nextBatch = () => {
+    if (pos + batch > nTrain) {
+      for (let i = nTrain - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [order[i], order[j]] = [order[j], order[i]];
+      }
+      pos = 0;
+      epoch++;
+    }
+    for (let b = 0; b < batch; b++) {
+      const i = order[pos + b];
+      xb.set(trainX.subarray(i * px, (i + 1) * px), b * px);
+      yb[b] = d.train.labels[i];
+    }
+    pos += batch;
+  };
+  const shown = Math.min(SHOWN, nTest);
+  return {
+    dataMessage: {
+      type: 'data',
+      kind: 'images',
+      rows: d.rows,
+      cols: d.cols,
+      classNames: FASHION_CLASSES.slice(0, k),
+      nTrain,
+      nTest,
+      images: d.test.pixels.slice(0, shown * px),
+      labels: d.test.labels.slice(0, shown),
+    },
+    train: () => {
+      nextBatch();
+      return bp.tidy(() => step(bp.tensor(xb, { shape: [batch, px] }), bp.tensor(yb, { shape: [batch] })).item());
+    },
+    evaluate: () =>
+      bp.tidy(() => {
+        net.setTrain(false);
+        const test = argmaxRows(net(xTest).softmax({ axis: 1 }).data(), nTest, k);
+        const trainPred = net(xTrain).argmax({ axis: 1 }).data();
+        net.setTrain(true);
+        let ok = 0;
+        for (let i = 0; i < nTest; i++) ok += test.labels[i] === d.test.labels[i] ? 1 : 0;
+        let okTrain = 0;
+        for (let i = 0; i < nTrain; i++) okTrain += trainPred[i] === d.train.labels[i] ? 1 : 0;
+        return {
+          acc: ok / nTest,
+          trainAcc: okTrain / nTrain,
+          epoch,
+          preds: test.labels.slice(0, shown),
+          confidence: test.confidence.slice(0, shown),
+        };
+      }),
+    dispose: () => {
+      xTrain.dispose();
+      xTest.dispose();
+    },
+  };
+}
+
+/** Stops the current run; its tensors are freed now, or by its pending tick. */
+function stopRun() {
+  const r = run;
+  run = null;
+  if (!r || r.stop) return; // never started, or already stopped (and freed) by an error
+  r.stop = true;
+  if (!r.pending && r.task) r.task.dispose();
+}
+
+async function start(config) {
+  stopRun();
+  const cur = { stop: false, paused: false, pending: false, task: null, steps: 0, trainMs: 0 };
+  run = cur;
+  const data = config.dataset === 'fashion' ? await loadFashion() : null;
+  if (cur.stop) return; // another start came while the file was loading
+  bp.nn.setSeed(config.seed ?? 1);
+  cur.task = data ? fashionTask(config, data) : toyTask(config);
+  postMessage({ ...cur.task.dataMessage, id: config.id });
+  cur.started = performance.now();
+  cur.tick = () => {
+    cur.pending = false;
     if (cur.stop) {
-      for (const t of [cur.x, cur.y, cur.g]) t.dispose();
+      cur.task.dispose();
       return;
     }
     if (cur.paused) return;
     try {
       const t0 = performance.now();
-      let loss = NaN;
+      let sum = 0;
       let k = 0;
-      while (performance.now() - t0 < 60) {
-        loss = bp.tidy(() => cur.step(cur.x, cur.y).item());
+      while (performance.now() - t0 < TICK_MS) {
+        sum += cur.task.train();
         k++;
         cur.steps++;
       }
       cur.trainMs += performance.now() - t0;
-      const { acc, boundary } = bp.tidy(() => {
-        cur.net.setTrain(false);
-        const pred = cur.net(cur.x).argmax({ axis: 1 }).data();
-        let ok = 0;
-        for (let i = 0; i < pred.length; i++) ok += pred[i] === data.labels[i] ? 1 : 0;
-        const p = cur.net(cur.g).softmax({ axis: 1 }).data();
-        const b = new Float32Array(GRID * GRID);
-        for (let i = 0; i < b.length; i++) b[i] = p[i * 2 + 1];
-        cur.net.setTrain(true);
-        return { acc: ok / pred.length, boundary: b };
-      });
       postMessage({
         type: 'progress',
+        id: config.id,
         steps: cur.steps,
-        loss,
-        acc,
+        loss: sum / k, // mean training loss over this tick's steps
         stepsPerSec: (cur.steps / cur.trainMs) * 1000,
         elapsedMs: performance.now() - cur.started,
-        boundary,
-        grid: GRID,
+        ...cur.task.evaluate(),
       });
-      setTimeout(tick, 0);
+      cur.pending = true;
+      setTimeout(cur.tick, 0);
     } catch (e) {
-      postMessage({ type: 'error', message: `${e.name}: ${e.message}` });
+      postMessage({ type: 'error', id: config.id, message: `${e.name}: ${e.message}` });
+      cur.stop = true;
+      cur.task.dispose();
     }
   };
-  cur.tick = tick;
-  setTimeout(tick, 0);
+  cur.pending = true;
+  setTimeout(cur.tick, 0);
 }
 
 onmessage = (ev) => {
   const m = ev.data;
-  try {
-    if (m.type === 'start') start(m.config);
-    else if (m.type === 'pause' && run) run.paused = true;
-    else if (m.type === 'resume' && run && run.paused) {
-      run.paused = false;
+  if (m.type === 'start') {
+    start(m.config).catch((e) => postMessage({ type: 'error', id: m.config.id, message: `${e.name}: ${e.message}` }));
+  } else if (m.type === 'pause' && run) {
+    run.paused = true;
+  } else if (m.type === 'resume' && run && run.paused) {
+    run.paused = false;
+    if (!run.pending && run.tick) {
+      run.pending = true;
       setTimeout(run.tick, 0);
     }
-  } catch (e) {
-    postMessage({ type: 'error', message: `${e.name}: ${e.message}` });
   }
 };
 

@@ -1,5 +1,5 @@
 // The training page in headless Chromium (see harness.mjs): training runs in a Web Worker and reaches a set
-// accuracy on the spiral within a bounded time.
+// accuracy on the spiral, and a set held-out test accuracy on the bundled Fashion-MNIST subset, within a bounded time.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
@@ -7,6 +7,8 @@ import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitR
 const skip = missingBrowser() ?? false;
 const TARGET = 0.95;
 const LIMIT_MS = 90_000;
+const FASHION_TARGET = 0.7;
+const FASHION_LIMIT_MS = 120_000;
 let server;
 let browser;
 
@@ -41,6 +43,58 @@ test(`train: the spiral reaches ${TARGET * 100}% accuracy within ${LIMIT_MS / 10
   t.diagnostic(`spiral: ${TARGET * 100}% ${ms} ms after opening the page, ${await page.evaluate(() => document.body.dataset.steps)} steps, ${speed}`);
   await page.click('#pause');
   await screenshot(page, 'train');
+  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
+  await context.close();
+});
+
+test(`train: Fashion-MNIST reaches ${FASHION_TARGET * 100}% held-out accuracy within ${FASHION_LIMIT_MS / 1000} s`, { skip, timeout: 240_000 }, async (t) => {
+  const { page, problems, context } = await openPage(browser, server.url, 'train.html');
+  await waitReady(page, problems);
+  await page.selectOption('#dataset', 'fashion');
+  const t0 = Date.now();
+  await page
+    .waitForFunction(
+      (target) => document.body.dataset.dataset === 'fashion' && Number(document.body.dataset.accuracy) >= target,
+      FASHION_TARGET,
+      { timeout: FASHION_LIMIT_MS, polling: 100 },
+    )
+    .catch(async (e) => {
+      await screenshot(page, 'train-fashion');
+      const status = await page.$eval('#status', (el) => el.textContent);
+      throw new Error(`test accuracy ${await page.evaluate(() => document.body.dataset.accuracy)} after ${FASHION_LIMIT_MS} ms (${status}): ${e.message}\n${problems.join('\n')}`);
+    });
+  const ms = Date.now() - t0;
+  const lag = await page.evaluate(() => new Promise((res) => { const s = performance.now(); setTimeout(() => res(performance.now() - s), 0); }));
+  assert.ok(lag < 2000, `main thread lag ${lag} ms while the worker trains`);
+  await page.click('#pause');
+  // The decision boundary gives way to the grid of test images, each with its predicted and true class names.
+  assert.equal(await page.$eval('#toy-view', (e) => e.hidden), true);
+  const tiles = await page.$$eval('#fgrid .tile', (els) =>
+    els.map((e) => ({ pred: e.dataset.pred, truth: e.dataset.truth, correct: e.dataset.correct, text: e.querySelector('figcaption').textContent })),
+  );
+  assert.equal(tiles.length, 30);
+  const names = ['T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat', 'Sandal', 'Shirt', 'Sneaker', 'Bag', 'Ankle boot'];
+  for (const tile of tiles) {
+    assert.ok(tile.pred !== undefined, 'every shown image has a prediction');
+    assert.equal(tile.correct, tile.pred === tile.truth ? '1' : '0');
+    assert.ok(tile.text.includes(names[Number(tile.pred)]) && tile.text.endsWith(names[Number(tile.truth)]), tile.text);
+  }
+  assert.ok(tiles.filter((x) => x.correct === '1').length >= 15, 'most shown test images are classified right');
+  assert.match(await page.$eval('#stat-acc', (e) => e.textContent), /^test accuracy \d+\.\d% \(training \d+\.\d%\)$/);
+  assert.match(await page.$eval('#stat-speed', (e) => e.textContent), /^\d+ steps\/s$/);
+  const code = await page.$eval('#code', (e) => e.textContent);
+  assert.match(code, /fashion-subset\.bin/);
+  assert.match(code, /new bp\.nn\.Dense\(784, 16, \{ activation: 'tanh' \}\)/);
+  assert.match(code, /new bp\.nn\.Dense\(16, 10\)/);
+  assert.equal(page.workers().length, 1, 'training runs in one Web Worker');
+  t.diagnostic(`fashion: ${FASHION_TARGET * 100}% held-out in ${ms} ms, ${await page.evaluate(() => document.body.dataset.steps)} steps, ${await page.$eval('#stat-acc', (e) => e.textContent)}`);
+  await screenshot(page, 'train-fashion');
+
+  // Back to a toy set: the boundary returns and training goes on as before.
+  await page.selectOption('#dataset', 'xor');
+  await page.waitForFunction(() => document.body.dataset.dataset === 'xor' && Number(document.body.dataset.steps) > 0);
+  assert.equal(await page.$eval('#toy-view', (e) => e.hidden), false);
+  assert.equal(await page.$eval('#fashion-view', (e) => e.hidden), true);
   assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
   await context.close();
 });
