@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "autodiff/tape.h"
+#include "bprop/pool.h"
 #include "bprop/grad.h"
 
 namespace bprop {
@@ -97,7 +98,7 @@ Value GradFn::operator()(const std::vector<Tensor>& args, const Tensor& sens) co
   std::vector<bool> weight_tracked;
   for (const auto& w : weights_) {
     weight_tracked.push_back(w.requires_grad());
-    leaves.emplace_back(std::make_shared<autodiff::Node>());
+    leaves.emplace_back(pool::make_shared<autodiff::Node>());
     leaves.back()->level = scope.level;
     leaves.back()->is_leaf = true;
     if (w.requires_grad()) {

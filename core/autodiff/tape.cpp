@@ -1,4 +1,5 @@
 #include "autodiff/tape.h"
+#include "bprop/pool.h"
 
 #include <algorithm>
 
@@ -21,7 +22,7 @@ const TraceEntry* find_entry(const TensorImpl* impl, int level) {
 }
 
 std::shared_ptr<Node> new_node(int level, const std::vector<Tensor>& inputs, const Tensor& out) {
-  auto node = std::make_shared<Node>();
+  auto node = pool::make_shared<Node>();
   node->level = level;
   node->inputs = inputs;
   // The saved output keeps only the entries of outer levels recorded so far (this loop runs oldest first).
@@ -62,9 +63,15 @@ thread_local Graveyard t_graveyard;
 
 Node::~Node() {
   Graveyard& g = t_graveyard;
-  for (auto& t : inputs) g.tensors.push_back(std::move(t));
-  g.tensors.push_back(std::move(out));
-  for (auto& e : edges) g.nodes.push_back(std::move(e));
+  // Everything that may hold further nodes is deferred (a use count checked now can drop later in the drain, so
+  // it cannot tell what is safe to release here); tensors without a trace hold only a buffer.
+  for (auto& t : inputs) {
+    if (t.defined() && !t.impl()->trace.empty()) g.tensors.push_back(std::move(t));
+  }
+  if (out.defined() && !out.impl()->trace.empty()) g.tensors.push_back(std::move(out));
+  for (auto& e : edges) {
+    if (e) g.nodes.push_back(std::move(e));
+  }
   if (g.draining) return;
   g.draining = true;
   while (!g.tensors.empty() || !g.nodes.empty()) {
@@ -121,7 +128,7 @@ std::shared_ptr<Node> node_at(const Tensor& t, int level) {
 }
 
 Tensor make_leaf(const Tensor& x, int level, std::shared_ptr<Node>& leaf) {
-  leaf = std::make_shared<Node>();
+  leaf = pool::make_shared<Node>();
   leaf->level = level;
   leaf->is_leaf = true;
   Tensor alias = x.detach();

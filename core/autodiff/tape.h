@@ -20,7 +20,7 @@ struct Node {
   std::vector<Tensor> inputs;
   Tensor out;  // the output as seen by outer levels (this level's entry removed, so no cycle)
   Attrs attrs;
-  std::vector<std::shared_ptr<Node>> edges;
+  SmallVector<std::shared_ptr<Node>, 3> edges;
   bool is_leaf = false;
   // Scratch of one backward walk.
   uint64_t epoch = 0;

@@ -7,19 +7,27 @@ namespace bprop::opdef {
 Shape same_shape(const InferCtx& c) { return c.input(0).shape(); }
 
 Shape broadcast_shape(const InferCtx& c) {
-  Shape s;
-  bool first = true;
-  std::string first_name;
+  // The common case (one input, or equal shapes) needs no argument names: they only go into an error message.
+  const Tensor* first = nullptr;
+  size_t first_index = 0;
+  bool all_equal = true;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (!c.inputs[i].defined()) continue;
-    const std::string name = i < c.op.inputs.size() ? c.op.inputs[i].name : std::to_string(i);
-    if (first) {
-      s = c.inputs[i].shape();
-      first_name = name;
-      first = false;
-    } else {
-      s = broadcast_shapes(s, c.inputs[i].shape(), c.op.name, first_name.c_str(), name.c_str());
+    if (!first) {
+      first = &c.inputs[i];
+      first_index = i;
+    } else if (c.inputs[i].shape() != first->shape()) {
+      all_equal = false;
     }
+  }
+  if (!first) return {};
+  if (all_equal) return first->shape();
+  auto arg_name = [&](size_t i) { return i < c.op.inputs.size() ? c.op.inputs[i].name : std::to_string(i); };
+  const std::string first_name = arg_name(first_index);
+  Shape s = first->shape();
+  for (size_t i = first_index + 1; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i].defined()) continue;
+    s = broadcast_shapes(s, c.inputs[i].shape(), c.op.name, first_name.c_str(), arg_name(i).c_str());
   }
   return s;
 }

@@ -1,6 +1,8 @@
 // The typed C++ face of the registry: each function calls its op through the dispatcher (the OpDef is
 // looked up once per function).
+#include <array>
 #include <cmath>
+#include <cstring>
 
 #include "bprop/ops.h"
 #include "bprop/registry.h"
@@ -220,24 +222,61 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 
 }  // namespace ops
 
-Tensor scalar_like(double v, const Tensor& like) {
-  if (is_float(like.dtype())) return scalar(v, like.dtype());
-  return scalar(v, std::floor(v) == v ? DType::Int32 : DType::Float32);
+namespace {
+
+/// The 0-d constant `v` of dtype `dt`, shared between calls: `y * 1.0001` in a loop would otherwise create a tensor
+/// per iteration. Such constants are only ever op inputs; a slot is reused only while its tensor still holds `v`
+/// and carries no autodiff history, so a caller that writes into one cannot change another's result.
+Tensor cached_scalar(double v, DType dt) {
+  struct Slot {
+    double v = 0;
+    DType dt = DType::Float32;
+    Tensor t;
+  };
+  constexpr size_t kSlots = 16;
+  thread_local std::array<Slot, kSlots> slots;
+  thread_local size_t next = 0;
+  auto intact = [](const Slot& s) {
+    const TensorImpl& impl = *s.t.impl();
+    if (!impl.trace.empty() || impl.is_parameter || impl.requires_grad || impl.numel != 1 || !impl.shape.empty()) {
+      return false;
+    }
+    return visit_dtype(s.dt, [&]<typename T>() { return s.t.data<T>()[0] == static_cast<T>(s.v); });
+  };
+  for (Slot& s : slots) {
+    if (s.t.defined() && s.dt == dt && std::memcmp(&s.v, &v, sizeof v) == 0 && intact(s)) return s.t;
+  }
+  Slot& s = slots[next];
+  next = (next + 1) % kSlots;
+  s = Slot{v, dt, scalar(v, dt)};
+  return s.t;
 }
+
+DType scalar_dtype(double v, const Tensor& like) {
+  if (is_float(like.dtype())) return like.dtype();
+  return std::floor(v) == v ? DType::Int32 : DType::Float32;
+}
+
+/// scalar_like for the operators below, whose constant is only ever an op input.
+Tensor operand(double v, const Tensor& like) { return cached_scalar(v, scalar_dtype(v, like)); }
+
+}  // namespace
+
+Tensor scalar_like(double v, const Tensor& like) { return scalar(v, scalar_dtype(v, like)); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return ops::sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return ops::mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return ops::div(a, b); }
 Tensor operator-(const Tensor& a) { return ops::neg(a); }
-Tensor operator+(const Tensor& a, double b) { return ops::add(a, scalar_like(b, a)); }
-Tensor operator-(const Tensor& a, double b) { return ops::sub(a, scalar_like(b, a)); }
-Tensor operator*(const Tensor& a, double b) { return ops::mul(a, scalar_like(b, a)); }
-Tensor operator/(const Tensor& a, double b) { return ops::div(a, scalar_like(b, a)); }
-Tensor operator+(double a, const Tensor& b) { return ops::add(scalar_like(a, b), b); }
-Tensor operator-(double a, const Tensor& b) { return ops::sub(scalar_like(a, b), b); }
-Tensor operator*(double a, const Tensor& b) { return ops::mul(scalar_like(a, b), b); }
-Tensor operator/(double a, const Tensor& b) { return ops::div(scalar_like(a, b), b); }
+Tensor operator+(const Tensor& a, double b) { return ops::add(a, operand(b, a)); }
+Tensor operator-(const Tensor& a, double b) { return ops::sub(a, operand(b, a)); }
+Tensor operator*(const Tensor& a, double b) { return ops::mul(a, operand(b, a)); }
+Tensor operator/(const Tensor& a, double b) { return ops::div(a, operand(b, a)); }
+Tensor operator+(double a, const Tensor& b) { return ops::add(operand(a, b), b); }
+Tensor operator-(double a, const Tensor& b) { return ops::sub(operand(a, b), b); }
+Tensor operator*(double a, const Tensor& b) { return ops::mul(operand(a, b), b); }
+Tensor operator/(double a, const Tensor& b) { return ops::div(operand(a, b), b); }
 Tensor operator>(const Tensor& a, const Tensor& b) { return ops::greater(a, b); }
 Tensor operator<(const Tensor& a, const Tensor& b) { return ops::less(a, b); }
 Tensor operator>=(const Tensor& a, const Tensor& b) { return ops::greater_equal(a, b); }

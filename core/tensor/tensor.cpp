@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "bprop/pool.h"
 #include "bprop/random.h"
 
 namespace bprop {
@@ -50,11 +51,11 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend) {
   for (int64_t d : shape) {
     if (d < 0) throw ShapeError("Tensor: negative dimension in shape " + shape_str(shape));
   }
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = pool::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
   impl->numel = shape_numel(shape);
-  impl->storage = std::make_shared<Storage>(static_cast<size_t>(impl->numel) * dtype_size(dtype), backend);
+  impl->storage = pool::make_shared<Storage>(static_cast<size_t>(impl->numel) * dtype_size(dtype), backend);
   return Tensor(std::move(impl));
 }
 
@@ -82,7 +83,7 @@ double Tensor::item() const {
 }
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = pool::make_shared<TensorImpl>();
   impl->shape = impl_->shape;
   impl->dtype = impl_->dtype;
   impl->numel = impl_->numel;

@@ -10,6 +10,7 @@
 #include "bprop/dtype.h"
 #include "bprop/errors.h"
 #include "bprop/shape.h"
+#include "bprop/small_vector.h"
 
 namespace bprop {
 
@@ -18,8 +19,9 @@ enum class Backend : uint8_t { CPU = 0, Ascend = 1, Graph = 2 };
 inline constexpr int kNumBackends = 3;
 const char* backend_name(Backend b);
 
-/// A raw buffer, 64-byte aligned. Buffers of up to 64 bytes live inside the object (no second allocation for
-/// scalars and tiny tensors). Live storages are counted so bindings can report memory use.
+/// A raw buffer. Buffers of up to 64 bytes live inside the object, 16-byte aligned (no second allocation for
+/// scalars and tiny tensors); larger ones are 64-byte aligned. Live storages are counted so bindings can report
+/// memory use.
 class Storage {
  public:
   Storage(size_t bytes, Backend backend);
@@ -33,7 +35,7 @@ class Storage {
 
  private:
   static constexpr size_t kInline = 64;
-  alignas(64) unsigned char inline_[kInline];
+  alignas(16) unsigned char inline_[kInline];
   void* data_;
   size_t bytes_;
   Backend backend_;
@@ -60,7 +62,7 @@ struct TensorImpl {
   DType dtype = DType::Float32;
   int64_t numel = 0;
   std::shared_ptr<Storage> storage;
-  std::vector<autodiff::TraceEntry> trace;  // one entry per grad level this value is differentiated at
+  SmallVector<autodiff::TraceEntry, 2> trace;  // one entry per grad level this value is differentiated at
   // Parameter fields (a Parameter is a Tensor whose impl carries a name).
   std::string name;
   bool requires_grad = false;

@@ -1,0 +1,145 @@
+// What keeps small-tensor code cheap: recycled blocks, inline small vectors, shared scalar operands, and a tape
+// that still frees every node (long chains included) and still differentiates correctly through all of it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "bprop/bprop.h"
+#include "bprop/pool.h"
+#include "bprop/small_vector.h"
+
+using namespace bprop;
+
+TEST(SmallVector, StaysInlineThenSpillsKeepingOrder) {
+  SmallVector<std::shared_ptr<int>, 2> v;
+  EXPECT_TRUE(v.empty());
+  auto a = std::make_shared<int>(1);
+  v.push_back(a);
+  v.push_back(std::make_shared<int>(2));
+  EXPECT_EQ(a.use_count(), 2);
+  v.push_back(std::make_shared<int>(3));  // spills to the heap
+  v.push_back(std::make_shared<int>(4));
+  ASSERT_EQ(v.size(), 4u);
+  int expected = 1;
+  for (const auto& p : v) EXPECT_EQ(*p, expected++);
+  EXPECT_EQ(*v.back(), 4);
+  v.pop_back();
+  EXPECT_EQ(*v.back(), 3);
+
+  SmallVector<std::shared_ptr<int>, 2> copy = v;
+  EXPECT_EQ(copy.size(), 3u);
+  EXPECT_EQ(a.use_count(), 3);
+  SmallVector<std::shared_ptr<int>, 2> moved = std::move(copy);
+  EXPECT_EQ(moved.size(), 3u);
+  EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from SmallVector is empty by contract
+  EXPECT_EQ(a.use_count(), 3);
+  moved.clear();
+  v.clear();
+  EXPECT_EQ(a.use_count(), 1);  // clearing releases the inline slots too
+}
+
+TEST(SmallVector, ResizeValueInitialisesAndReleases) {
+  SmallVector<std::shared_ptr<int>, 3> v;
+  v.resize(2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0], nullptr);
+  auto a = std::make_shared<int>(7);
+  v[1] = a;
+  v.resize(1);
+  EXPECT_EQ(a.use_count(), 1);
+  v.resize(5);
+  EXPECT_EQ(v.size(), 5u);
+  for (const auto& p : v) EXPECT_EQ(p, nullptr);
+}
+
+TEST(Pool, RecyclesBlocksOfASizeClass) {
+  void* a = pool::allocate(100);
+  pool::deallocate(a, 100);
+  void* b = pool::allocate(97);  // same 16-byte class as 100
+  EXPECT_EQ(a, b);
+  pool::deallocate(b, 97);
+  void* big = pool::allocate(pool::kMaxBlock + 1);  // served by operator new
+  ASSERT_NE(big, nullptr);
+  pool::deallocate(big, pool::kMaxBlock + 1);
+}
+
+TEST(Pool, BlocksMayBeFreedOnAnotherThread) {
+  auto shared = pool::make_shared<std::string>("made on the main thread, long enough to allocate");
+  std::thread t([s = std::move(shared)]() mutable { s.reset(); });
+  t.join();
+  // A thread's own lists outlive nothing it allocated: a tensor made and dropped on a short-lived thread is fine.
+  std::thread u([] {
+    Tensor x = scalar(2.0);
+    EXPECT_DOUBLE_EQ((x * 3.0).item(), 6.0);
+  });
+  u.join();
+}
+
+TEST(ScalarOperands, RepeatedConstantsKeepTheirDtypeAndValue) {
+  const Tensor f32 = scalar(1.5);
+  const Tensor f64 = scalar(1.5, DType::Float64);
+  const Tensor i32 = full({}, 3, DType::Int32);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ((f32 * 2.0).dtype(), DType::Float32);
+    EXPECT_EQ((f64 * 2.0).dtype(), DType::Float64);
+    EXPECT_DOUBLE_EQ((f64 * 2.0).item(), 3.0);
+    EXPECT_EQ((i32 * 2.0).dtype(), DType::Int32);  // an integral constant keeps an int tensor int
+    EXPECT_EQ((i32 * 2.5).dtype(), DType::Float32);  // a fractional one promotes, as in PyTorch
+    EXPECT_DOUBLE_EQ((i32 * 2.5).item(), 7.5);
+    EXPECT_TRUE(std::isnan((f32 * std::nan("")).item()));
+    EXPECT_DOUBLE_EQ((f32 - 0.5).item(), 1.0);
+    EXPECT_DOUBLE_EQ((0.5 - f32).item(), -1.0);
+  }
+  // More distinct constants than the cache holds: every result is still right.
+  for (int k = 0; k < 40; ++k) EXPECT_DOUBLE_EQ((f64 + k).item(), 1.5 + k) << k;
+}
+
+TEST(ScalarOperands, PublicScalarLikeIsAFreshTensor) {
+  const Tensor x = scalar(1.0);
+  Tensor a = scalar_like(4.0, x);
+  Tensor b = scalar_like(4.0, x);
+  EXPECT_FALSE(a.same(b));
+  a.data<float>()[0] = 5;  // the caller owns it
+  EXPECT_DOUBLE_EQ(b.item(), 4.0);
+  EXPECT_DOUBLE_EQ((x * 4.0).item(), 4.0);
+}
+
+TEST(Tape, LongScalarChainGradientMatchesTheChainRule) {
+  // The benchmark's scalar chain, shortened: y = sin(y) * 1.0001 + 0.1.
+  constexpr int kIters = 2000;
+  auto fn = [](const std::vector<Tensor>& a) -> Value {
+    Tensor y = a[0];
+    for (int i = 0; i < kIters; ++i) y = ops::sin(y) * 1.0001 + 0.1;
+    return y;
+  };
+  const Value r = value_and_grad(fn, 0)({scalar(0.5, DType::Float64)});
+  double y = 0.5, g = 1.0;
+  for (int i = 0; i < kIters; ++i) {
+    g *= 1.0001 * std::cos(y);
+    y = std::sin(y) * 1.0001 + 0.1;
+  }
+  EXPECT_NEAR(r[0].tensor().item(), y, 1e-12);
+  EXPECT_NEAR(r[1].tensor().item(), g, 1e-12 * std::abs(g) + 1e-300);
+}
+
+TEST(Tape, EveryStorageIsFreedAfterDeepAndNestedGrads) {
+  const MemoryStats before = memory_stats();
+  {
+    auto chain = [](const std::vector<Tensor>& a) -> Value {
+      Tensor y = a[0];
+      for (int i = 0; i < 200000; ++i) y = ops::sin(y) * 0.5 + 0.25;  // deep: destruction must not recurse
+      return y;
+    };
+    const Value r = value_and_grad(chain, 0)({scalar(0.3)});
+    EXPECT_TRUE(std::isfinite(r[1].tensor().item()));
+    auto cube = [](const std::vector<Tensor>& a) -> Value { return a[0] * a[0] * a[0]; };
+    auto d3 = grad(grad(grad(cube, 0), 0), 0);
+    EXPECT_DOUBLE_EQ(d3({scalar(2.0, DType::Float64)}).tensor().item(), 6.0);
+  }
+  const MemoryStats after = memory_stats();
+  // Only cached scalar operands (a bounded number) may stay alive.
+  EXPECT_LE(after.storages - before.storages, 16);
+}
