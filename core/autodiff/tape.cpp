@@ -21,32 +21,41 @@ const TraceEntry* find_entry(const TensorImpl* impl, int level) {
   return nullptr;
 }
 
-std::shared_ptr<Node> new_node(int level, const std::vector<Tensor>& inputs, const Tensor& out) {
+std::shared_ptr<Node> new_node(int level, size_t n_inputs, const Tensor& out) {
   auto node = pool::make_shared<Node>();
   node->level = level;
-  node->inputs = inputs;
   // The saved output keeps only the entries of outer levels recorded so far (this loop runs oldest first).
   Tensor saved = out.detach();
   saved.impl()->trace = out.impl()->trace;
   node->out = std::move(saved);
-  node->edges.resize(inputs.size());
+  node->edges.resize(n_inputs);
   return node;
 }
 
 template <typename Fill>
-void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, Fill fill) {
+void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, std::vector<Tensor>* movable, Fill fill) {
+  SmallVector<Node*, 2> made;
   for (int level : t_active) {
     std::shared_ptr<Node> node;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].defined()) continue;
       const TraceEntry* e = find_entry(inputs[i].impl(), level);
       if (!e) continue;
-      if (!node) node = new_node(level, inputs, out);
+      if (!node) node = new_node(level, inputs.size(), out);
       node->edges[i] = e->node;
     }
     if (node) {
       fill(*node);
+      made.push_back(node.get());
       out.impl()->trace.push_back({level, std::move(node)});
+    }
+  }
+  // Inputs last: `movable` aliases `inputs`, so it can only be taken once nothing reads `inputs` any more.
+  for (size_t k = 0; k < made.size(); ++k) {
+    if (movable && k + 1 == made.size()) {
+      made[k]->inputs = std::move(*movable);
+    } else {
+      made[k]->inputs = inputs;
     }
   }
 }
@@ -108,15 +117,16 @@ bool recording() { return !t_active.empty(); }
 SuspendRecording::SuspendRecording() : saved_(std::move(t_active)) { t_active.clear(); }
 SuspendRecording::~SuspendRecording() { t_active = std::move(saved_); }
 
-void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out) {
-  record_at_levels(inputs, out, [&](Node& n) {
+void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out,
+            std::vector<Tensor>* movable) {
+  record_at_levels(inputs, out, movable, [&](Node& n) {
     n.op = &op;
     n.attrs = attrs;
   });
 }
 
 void record_custom(const std::string& name, const std::vector<Tensor>& inputs, Tensor& out, const CustomBprop& bprop) {
-  record_at_levels(inputs, out, [&](Node& n) {
+  record_at_levels(inputs, out, nullptr, [&](Node& n) {
     n.custom = bprop;
     n.custom_name = name;
   });

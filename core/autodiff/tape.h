@@ -54,8 +54,10 @@ class SuspendRecording {
   std::vector<int> saved_;
 };
 
-/// Records `out = op(inputs)` at every open level where an input is differentiated.
-void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out);
+/// Records `out = op(inputs)` at every open level where an input is differentiated. `movable`, when set, is
+/// `inputs` itself, which the last node recorded takes instead of a copy.
+void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out,
+            std::vector<Tensor>* movable = nullptr);
 void record_custom(const std::string& name, const std::vector<Tensor>& inputs, Tensor& out, const CustomBprop& bprop);
 
 /// The producer of `t` at `level`, or null.

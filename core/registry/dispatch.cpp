@@ -67,7 +67,14 @@ Tensor call_op(const std::string& name, const std::vector<Tensor>& inputs, const
   return call_op(registry().get(name), inputs, attrs);
 }
 
-Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+Tensor call_op(const std::string& name, std::vector<Tensor>&& inputs, const Attrs& attrs) {
+  return call_op(registry().get(name), std::move(inputs), attrs);
+}
+
+namespace {
+
+// One op call. `movable`, when set, is `inputs` itself and may be handed to the tape.
+Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, std::vector<Tensor>* movable) {
   check_inputs(op, inputs);
   // Ops without attributes (most elementwise ops) skip normalisation: the hot path of small-tensor code.
   const Attrs normalized = (op.attrs.empty() && attrs.empty()) ? Attrs{} : normalize_attrs(op.name, op.attrs, attrs);
@@ -90,11 +97,22 @@ Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& 
                      (out.defined() ? shape_str(out.shape()) + " " + dtype_name(out.dtype()) : std::string("nothing")) +
                      " where " + shape_str(shape) + " " + dtype_name(dtype) + " was inferred");
   }
-  if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out);
-  if (autodiff::GraphObserver* obs = autodiff::graph_observer(); obs && t_kernel_depth == 0) {
-    obs->on_op(op, inputs, normalized, out);
+  autodiff::GraphObserver* obs = t_kernel_depth == 0 ? autodiff::graph_observer() : nullptr;
+  if (!op.no_grad && is_float(dtype) && autodiff::recording()) {
+    autodiff::record(op, inputs, normalized, out, obs ? nullptr : movable);  // the observer reads inputs after
   }
+  if (obs) obs->on_op(op, inputs, normalized, out);
   return out;
+}
+
+}  // namespace
+
+Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  return run_op(op, inputs, attrs, nullptr);
+}
+
+Tensor call_op(const OpDef& op, std::vector<Tensor>&& inputs, const Attrs& attrs) {
+  return run_op(op, inputs, attrs, &inputs);
 }
 
 }  // namespace bprop

@@ -106,7 +106,10 @@ Registry& registry();
 /// Runs an op by name: validates inputs and attributes, infers shape and dtype, runs the kernel of the
 /// inputs' backend and records the op for every grad level that differentiates an input.
 Tensor call_op(const std::string& name, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
+Tensor call_op(const std::string& name, std::vector<Tensor>&& inputs, const Attrs& attrs = {});
 Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
+/// The same; a temporary argument list is handed to the tape rather than copied (the common `call_op(op, {x, y})`).
+Tensor call_op(const OpDef& op, std::vector<Tensor>&& inputs, const Attrs& attrs = {});
 
 /// A primitive defined by the user at run time (the third way to define a backward operator).
 struct PrimitiveDef {
