@@ -24,7 +24,7 @@ struct Allocator {
   Allocator() noexcept = default;
   template <typename U>
   Allocator(const Allocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor): rebinding is implicit
-  static_assert(alignof(T) <= alignof(std::max_align_t), "pooled blocks are only max_align_t aligned");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "pooled blocks have operator new's default alignment");
   T* allocate(size_t n) { return static_cast<T*>(pool::allocate(n * sizeof(T))); }
   void deallocate(T* p, size_t n) noexcept { pool::deallocate(p, n * sizeof(T)); }
   template <typename U>

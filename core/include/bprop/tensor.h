@@ -1,5 +1,6 @@
 // Tensor: a shape, a dtype and a reference-counted contiguous row-major buffer on one backend.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -19,7 +20,7 @@ enum class Backend : uint8_t { CPU = 0, Ascend = 1, Graph = 2 };
 inline constexpr int kNumBackends = 3;
 const char* backend_name(Backend b);
 
-/// A raw buffer. Buffers of up to 64 bytes live inside the object, 16-byte aligned (no second allocation for
+/// A raw buffer. Buffers of up to 64 bytes live inside the object, max_align_t aligned (no second allocation for
 /// scalars and tiny tensors); larger ones are 64-byte aligned. Live storages are counted so bindings can report
 /// memory use.
 class Storage {
@@ -35,7 +36,7 @@ class Storage {
 
  private:
   static constexpr size_t kInline = 64;
-  alignas(16) unsigned char inline_[kInline];
+  alignas(std::max_align_t) unsigned char inline_[kInline];
   void* data_;
   size_t bytes_;
   Backend backend_;
