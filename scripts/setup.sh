@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages bprop builds with (and any named as arguments), when missing (needs root).
 set -euo pipefail
-needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev zlib1g-dev dataset-fashion-mnist "$@")  # callers may name extra packages
+# libopenblas0-pthread: large GEMMs run on OpenBLAS, loaded at run time (bprop works without it, on Eigen alone)
+needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist "$@")  # callers may name extra packages
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

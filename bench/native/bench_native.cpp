@@ -3,7 +3,7 @@
 //   {"impl":"bprop-native","workload":"W1","metric":"ms_per_step","median":..,"min":..,"max":..,"reps":30,
 //    "check":{"ok":true,...}}
 // W3 lines also carry the speed of a raw single-threaded GEMM of the same size (OpenBLAS when the build found
-// it, and Eigen) as the physical limit of this machine.
+// it, and Eigen) as the physical limit of this machine, and under "gemm" the backend of bprop's own GEMMs.
 //
 //   bench_native [--quick] [--workloads W1,W3]
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include <Eigen/Core>
 
 #include "bprop/bprop.h"
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/parallel.h"
 
 #ifdef BPROP_BENCH_HAVE_OPENBLAS
@@ -266,6 +267,7 @@ void w3(int64_t n, const Reps& reps) {
   const Stats s = summarize(time_ms(reps, [&] { r = vg({a, b}); }));
   json j = line("W3", "ms", s, n);
   j["gflops"] = 6.0 * static_cast<double>(n) * n * n / (s.median * 1e6);
+  j["gemm"] = bprop::cpu::blas_name();  // the backend bprop's GEMMs ran on, e.g. "openblas (SkylakeX)"
 
   // dA = ones @ B^T: every row of dA is the row sums of B; dB = A^T @ ones: every column is A's column sums.
   std::vector<double> rowsum_b(n, 0.0), colsum_a(n, 0.0);

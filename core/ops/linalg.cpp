@@ -1,8 +1,7 @@
 // Linear algebra: matmul(a, b) with NumPy's semantics (1-D promotion, batches, broadcast batch dims).
 #include <algorithm>
 
-#include <Eigen/Core>
-
+#include "kernels/cpu/blas.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -53,40 +52,15 @@ MatmulDims matmul_dims(const InferCtx& c) {
   return d;
 }
 
-template <typename T>
-using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// Rows [r0, r1) of C = A B for row-major A (rows, k), B (k, m), C (rows, m).
-template <typename T>
-void gemm_rows(const T* a, const T* b, T* c, int64_t r0, int64_t r1, int64_t k, int64_t m) {
-  Eigen::Map<RowMatrix<T>> C(c + r0 * m, r1 - r0, m);
-  if (k == 0) {
-    C.setZero();
-    return;
-  }
-  const Eigen::Map<const RowMatrix<T>> A(a + r0 * k, r1 - r0, k);
-  const Eigen::Map<const RowMatrix<T>> B(b, k, m);
-  C.noalias() = A * B;
-}
-
-// Multiply-adds below which a GEMM runs on one thread.
-constexpr int64_t kGemmGrain = int64_t{1} << 17;
-
-// One GEMM, the rows of C split over the threads when it is large.
-template <typename T>
-void gemm(const T* a, const T* b, T* c, int64_t rows, int64_t k, int64_t m) {
-  const int64_t row_cost = std::max<int64_t>(1, k * m);
-  cpu::parallel_for(rows, std::max<int64_t>(1, kGemmGrain / row_cost),
-                    [&](int64_t r0, int64_t r1) { gemm_rows(a, b, c, r0, r1, k, m); });
-}
-
+// Every output batch's a (n, k) @ b (k, m), row-major; the GEMMs go through cpu::gemm (OpenBLAS when large).
 template <typename T>
 void matmul_impl(const T* a, const T* b, T* c, const MatmulDims& d) {
+  using cpu::Trans;
   const int64_t nb = shape_numel(d.batch);
   if (nb == 0 || d.n == 0 || d.m == 0) return;
   if (shape_numel(d.b_batch) == 1) {
     // One b for every batch: a's batches stack into the rows of a single GEMM.
-    gemm(a, b, c, nb * d.n, d.k, d.m);
+    cpu::gemm_threaded<Trans::No, Trans::No>(nb * d.n, d.m, d.k, a, d.k, b, d.m, T(0), c, d.m);
     return;
   }
   // Offsets (in matrices) of each output batch's a and b.
@@ -98,19 +72,20 @@ void matmul_impl(const T* a, const T* b, T* c, const MatmulDims& d) {
     b_off[static_cast<size_t>(o)] = off[1];
   });
   const int64_t a_mat = d.n * d.k, b_mat = d.k * d.m, c_mat = d.n * d.m;
+  auto a_of = [&](int64_t i) { return a + a_off[static_cast<size_t>(i)] * a_mat; };
+  auto b_of = [&](int64_t i) { return b + b_off[static_cast<size_t>(i)] * b_mat; };
   const int64_t cost = std::max<int64_t>(1, d.n * d.k * d.m);
-  if (nb >= cpu::num_threads() || cost < kGemmGrain) {
-    cpu::parallel_for(nb, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t s, int64_t e) {
+  if (nb >= cpu::num_threads() || cost < cpu::kGemmGrain) {
+    // Batches enough for every thread, or too small to split: whole GEMMs, the batches split over the threads.
+    cpu::parallel_for(nb, std::max<int64_t>(1, cpu::kGemmGrain / cost), [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) {
-        gemm_rows(a + a_off[static_cast<size_t>(i)] * a_mat, b + b_off[static_cast<size_t>(i)] * b_mat,
-                  c + i * c_mat, 0, d.n, d.k, d.m);
+        cpu::gemm<Trans::No, Trans::No>(d.n, d.m, d.k, a_of(i), d.k, b_of(i), d.m, T(0), c + i * c_mat, d.m);
       }
     });
     return;
   }
   for (int64_t i = 0; i < nb; ++i) {
-    gemm(a + a_off[static_cast<size_t>(i)] * a_mat, b + b_off[static_cast<size_t>(i)] * b_mat, c + i * c_mat, d.n,
-         d.k, d.m);
+    cpu::gemm_threaded<Trans::No, Trans::No>(d.n, d.m, d.k, a_of(i), d.k, b_of(i), d.m, T(0), c + i * c_mat, d.m);
   }
 }
 
