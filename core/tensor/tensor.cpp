@@ -9,13 +9,13 @@
 #include <sstream>
 
 #include "bprop/pool.h"
+#include "tensor/buffer_cache.h"
 #include "bprop/random.h"
 
 namespace bprop {
 namespace {
 std::atomic<int64_t> g_storages{0};
 std::atomic<int64_t> g_bytes{0};
-constexpr size_t kAlign = 64;
 }  // namespace
 
 const char* backend_name(Backend b) {
@@ -31,16 +31,14 @@ Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backen
   if (bytes <= kInline) {
     data_ = inline_;
   } else {
-    const size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-    data_ = std::aligned_alloc(kAlign, rounded);
-    if (!data_) throw std::bad_alloc();
+    data_ = detail::acquire_buffer(bytes);
   }
   g_storages.fetch_add(1, std::memory_order_relaxed);
   g_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
 }
 
 Storage::~Storage() {
-  if (data_ != inline_) std::free(data_);
+  if (data_ != inline_) detail::release_buffer(data_, bytes_);
   g_storages.fetch_sub(1, std::memory_order_relaxed);
   g_bytes.fetch_sub(static_cast<int64_t>(bytes_), std::memory_order_relaxed);
 }

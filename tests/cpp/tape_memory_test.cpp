@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "bprop/bprop.h"
 #include "bprop/pool.h"
 #include "bprop/small_vector.h"
+#include "tensor/buffer_cache.h"
 
 using namespace bprop;
 
@@ -142,4 +144,35 @@ TEST(Tape, EveryStorageIsFreedAfterDeepAndNestedGrads) {
   const MemoryStats after = memory_stats();
   // Only cached scalar operands (a bounded number) may stay alive.
   EXPECT_LE(after.storages - before.storages, 16);
+}
+
+TEST(BufferCache, LargeBlocksAreReusedAlignedAndBounded) {
+  constexpr size_t kBig = size_t{1} << 20;
+  void* a = detail::acquire_buffer(kBig);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 64, 0u);
+  detail::release_buffer(a, kBig);
+#ifndef __EMSCRIPTEN__
+  void* b = detail::acquire_buffer(kBig - 100);  // same 4 KiB-rounded size: the block comes back
+  EXPECT_EQ(a, b);
+  detail::release_buffer(b, kBig - 100);
+#endif
+  void* small = detail::acquire_buffer(100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  detail::release_buffer(small, 100);
+  // Far more than the cap, freed and re-acquired: every block is usable memory.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 200; ++i) blocks.push_back(detail::acquire_buffer(kBig + static_cast<size_t>(i) * 8192));
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    static_cast<unsigned char*>(blocks[i])[kBig - 1] = 1;
+    detail::release_buffer(blocks[i], kBig + i * 8192);
+  }
+}
+
+TEST(BufferCache, TensorsBuiltOnRecycledBuffersHoldTheirOwnValues) {
+  for (int round = 0; round < 3; ++round) {
+    Tensor a = full({256, 256}, round);
+    Tensor b = a * 2.0;
+    EXPECT_DOUBLE_EQ(b.to_vector<double>()[65535], 2.0 * round);
+  }
 }
