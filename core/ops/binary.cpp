@@ -1,6 +1,7 @@
 // Elementwise binary ops with NumPy broadcasting: add sub mul div pow maximum minimum atan2 squared_difference.
 #include <cmath>
 
+#include "kernels/cpu/vmath.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -23,6 +24,34 @@ KernelFn binary_kernel(F f) {
   };
 }
 
+// add sub mul div: float32 operands that are contiguous and of the output's shape, or a one-element operand,
+// run the loops of kernels/cpu/vmath.h (vectorised for the running CPU); everything else runs binary_kernel.
+template <typename F>
+KernelFn arith_kernel(cpu::vm::Arith op, F f) {
+  return [op, fallback = binary_kernel(f)](KernelCtx& c) {
+    const Tensor &a = c.inputs[0], &b = c.inputs[1];
+    if (c.out_dtype == DType::Float32 && a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
+      const int64_t n = c.out.numel();
+      const bool a_full = a.shape() == c.out_shape, b_full = b.shape() == c.out_shape;
+      const float *pa = a.data<float>(), *pb = b.data<float>();
+      float* po = c.out.data<float>();
+      if (a_full && (b_full || b.numel() == 1)) {
+        cpu::parallel_for(n, cpu::kParallelGrain, [&](int64_t s, int64_t e) {
+          if (b_full) cpu::vm::arith(op, pa + s, pb + s, po + s, e - s);
+          else cpu::vm::arith(op, pa + s, pb[0], po + s, e - s);
+        });
+        return;
+      }
+      if (b_full && a.numel() == 1) {
+        cpu::parallel_for(n, cpu::kParallelGrain,
+                          [&](int64_t s, int64_t e) { cpu::vm::arith(op, pa[0], pb + s, po + s, e - s); });
+        return;
+      }
+    }
+    fallback(c);
+  };
+}
+
 DType float_promote(const InferCtx& c) { return to_float(promote_dtype(c)); }
 
 struct BinaryOp {
@@ -37,21 +66,29 @@ struct BinaryOp {
 void register_binary_ops(Registry& r) {
   const std::vector<BinaryOp> table = {
       // add: dx = dout, dy = dout (summed to each input's shape)
-      {"add", promote_dtype, binary_kernel([](auto x, auto y) { return x + y; }),
-       [](const BpropCtx& c) { return sum_to_inputs(c, {c.dout, c.dout}); }},
-      // sub: dx = dout, dy = -dout
-      {"sub", promote_dtype, binary_kernel([](auto x, auto y) { return x - y; }),
+      {"add", promote_dtype, arith_kernel(cpu::vm::Arith::Add, [](auto x, auto y) { return x + y; }),
        [](const BpropCtx& c) {
-         return sum_to_inputs(c, {c.dout, c.needs(1) ? -c.dout : Tensor()});
+         // (an input that needs no gradient, like the constant of x + 1, costs no sum_to)
+         return sum_to_inputs(c, {c.needs(0) ? c.dout : Tensor(), c.needs(1) ? c.dout : Tensor()});
+       }},
+      // sub: dx = dout, dy = -dout
+      {"sub", promote_dtype, arith_kernel(cpu::vm::Arith::Sub, [](auto x, auto y) { return x - y; }),
+       [](const BpropCtx& c) {
+         return sum_to_inputs(c, {c.needs(0) ? c.dout : Tensor(), c.needs(1) ? -c.dout : Tensor()});
        }},
       // mul: dx = dout y, dy = dout x
-      {"mul", promote_dtype, binary_kernel([](auto x, auto y) { return x * y; }),
+      {"mul", promote_dtype, arith_kernel(cpu::vm::Arith::Mul, [](auto x, auto y) { return x * y; }),
        [](const BpropCtx& c) {
+         // x * x (one tensor twice): both gradients are dout x, computed once
+         if (c.input(0).same(c.input(1)) && c.needs(0) && c.needs(1)) {
+           const Tensor g = c.dout * c.input(0);
+           return sum_to_inputs(c, {g, g});
+         }
          return sum_to_inputs(c, {c.needs(0) ? c.dout * c.input(1) : Tensor(),
                                   c.needs(1) ? c.dout * c.input(0) : Tensor()});
        }},
       // div: dx = dout / y, dy = -dout x / y^2 = -dout out / y
-      {"div", float_promote, binary_kernel([](auto x, auto y) { return x / y; }),
+      {"div", float_promote, arith_kernel(cpu::vm::Arith::Div, [](auto x, auto y) { return x / y; }),
        [](const BpropCtx& c) {
          return sum_to_inputs(c, {c.needs(0) ? c.dout / c.input(1) : Tensor(),
                                   c.needs(1) ? -(c.dout * c.out / c.input(1)) : Tensor()});

@@ -5,8 +5,9 @@
 // (inner == 1, contiguous lanes, pairwise summation), columns (inner > 1, e.g. the sum over the batch of a
 // bias gradient: a row of accumulators updated one input row at a time) and, for layouts that do not fit
 // (axes 0 and 2 of three), a strided copy that moves the reduced axes last before the row loop. In the
-// row loop, sums run four double accumulators over each leaf of a lane (then pairwise), and max, min,
-// argmax and exp-sums use Eigen's vectorised reductions on the leaves.
+// row loop, sums run four double accumulators over each leaf of a lane (then pairwise; float32 leaves go to
+// the vectorised sum of kernels/cpu/vmath.h), and max, min, argmax and exp-sums use Eigen's vectorised
+// reductions on the leaves.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,6 +16,7 @@
 
 #include <Eigen/Core>
 
+#include "kernels/cpu/vmath.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -214,11 +216,24 @@ T narrow(Wide<T> a) {
 template <typename T>
 using Vec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
+// float32 leaves are summed by the vectorised loop of kernels/cpu/vmath.h (in double, like the others).
+template <typename T>
+double float_leaf_sum(const T* p, int64_t b, int64_t e) {
+  if constexpr (std::is_same_v<T, float>) {
+    return cpu::vm::sum(p + b, e - b);
+  } else {
+    (void)p, (void)b, (void)e;
+    return 0.0;
+  }
+}
+
 template <typename T>
 struct SumRed {
   using Acc = Wide<T>;
+  static constexpr bool kBlock = std::is_same_v<T, float>;
   T* out;
   Acc init() const { return Acc(0); }
+  Acc block(const T* p, int64_t b, int64_t e, int64_t) const { return float_leaf_sum(p, b, e); }
   Acc step(Acc a, T v, int64_t, int64_t) const { return a + widen(v); }
   Acc combine(Acc a, Acc b) const { return a + b; }
   void finish(Acc a, int64_t j) const { out[j] = narrow<T>(a); }
@@ -239,9 +254,11 @@ struct ProdRed {
 template <typename T, typename O>
 struct MeanRed {
   using Acc = double;
+  static constexpr bool kBlock = std::is_same_v<T, float>;
   O* out;
   double count;
   Acc init() const { return 0.0; }
+  Acc block(const T* p, int64_t b, int64_t e, int64_t) const { return float_leaf_sum(p, b, e); }
   Acc step(Acc a, T v, int64_t, int64_t) const { return a + static_cast<double>(v); }
   Acc combine(Acc a, Acc b) const { return a + b; }
   void finish(Acc a, int64_t j) const { out[j] = static_cast<O>(a / count); }
@@ -552,9 +569,11 @@ struct ReduceOp {
 
 void register_reduce_ops(Registry& r) {
   const std::vector<ReduceOp> table = {
-      // sum: dx = broadcast_to(dout with the reduced axes kept, x.shape)
+      // sum: dx = broadcast_to(dout with the reduced axes kept, x.shape); a 0-d dout (a full sum) broadcasts
+      // as it is, in one fill
       {"sum", reduce_shape, numeric_dtype, sum_kernel,
        [](const BpropCtx& c) -> std::vector<Tensor> {
+         if (c.dout.dim() == 0) return {expand_to(c.dout, c.input(0).shape())};
          const ReduceInfo info = reduce_info("sum", c);
          return {expand_to(keep(c.dout, info.kept), c.input(0).shape())};
        }},

@@ -1,7 +1,12 @@
 // Elementwise unary ops: neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tan tanh
-// sigmoid relu silu softplus erf floor ceil round leaky_relu elu gelu.
+// sigmoid relu silu softplus erf floor ceil round leaky_relu elu gelu; and the gradient ops of tanh and sigmoid
+// (tanh_grad, sigmoid_grad: MindSpore's TanhGrad and SigmoidGrad, one pass over memory each instead of three).
+//
+// float32 exp expm1 log log1p tanh sigmoid silu softplus run the vectorised functions of kernels/cpu/vmath.h;
+// float64 and the other ops use the std:: functions.
 #include <cmath>
 
+#include "kernels/cpu/vmath.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -35,9 +40,74 @@ KernelFn map_kernel(F f) {
   return map_kernel_with([f](const Attrs&) { return f; });
 }
 
+using VecFn = void (*)(const float*, float*, int64_t);
+
+// float32 through the array function `vec` (chunks split over threads), float64 through f.
+template <typename F>
+KernelFn vec_kernel(VecFn vec, F f) {
+  return [vec, f](KernelCtx& c) {
+    const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
+    if (c.out_dtype == DType::Float32) {
+      const float* px = x.data<float>();
+      float* py = c.out.data<float>();
+      cpu::parallel_for(x.numel(), cpu::kParallelGrain, [&](int64_t b, int64_t e) { vec(px + b, py + b, e - b); });
+      return;
+    }
+    visit_float(c.out_dtype, [&]<typename T>() {
+      cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return static_cast<T>(f(v)); });
+    });
+  };
+}
+
 template <typename T>
 T sigmoid_of(T v) {
   return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
+}
+
+// ---- the gradient ops of tanh and sigmoid ----
+
+Tensor tanh_grad(const Tensor& y, const Tensor& dy) {
+  static const OpDef& op = registry().get("tanh_grad");
+  return call_op(op, {y, dy});
+}
+
+Tensor sigmoid_grad(const Tensor& y, const Tensor& dy) {
+  static const OpDef& op = registry().get("sigmoid_grad");
+  return call_op(op, {y, dy});
+}
+
+using VecGradFn = void (*)(const float*, const float*, float*, int64_t);
+
+// out = f(y, dy): float32 operands of the output's shape in one pass of `vec`, anything else broadcast.
+template <typename F>
+KernelFn grad_kernel(VecGradFn vec, F f) {
+  return [vec, f](KernelCtx& c) {
+    const Tensor y = cpu::as_dtype(c.inputs[0], c.out_dtype);
+    const Tensor dy = cpu::as_dtype(c.inputs[1], c.out_dtype);
+    if (c.out_dtype == DType::Float32 && y.shape() == c.out_shape && dy.shape() == c.out_shape) {
+      const float *py = y.data<float>(), *pd = dy.data<float>();
+      float* po = c.out.data<float>();
+      cpu::parallel_for(c.out.numel(), cpu::kParallelGrain,
+                        [&](int64_t b, int64_t e) { vec(py + b, pd + b, po + b, e - b); });
+      return;
+    }
+    visit_float(c.out_dtype, [&]<typename T>() {
+      cpu::map_binary(y.data<T>(), y.shape(), dy.data<T>(), dy.shape(), c.out.data<T>(), c.out_shape,
+                      [&](T a, T b) { return static_cast<T>(f(a, b)); });
+    });
+  };
+}
+
+OpDef grad_def(const char* name, KernelFn kernel, BpropFn bprop) {
+  OpDef op;
+  op.name = name;
+  op.family = "unary";
+  op.inputs = {{"y"}, {"dy"}};
+  op.infer_shape = broadcast_shape;
+  op.infer_dtype = [](const InferCtx& c) { return to_float(promote_dtype(c)); };
+  op.cpu(std::move(kernel));
+  op.bprop = std::move(bprop);
+  return op;
 }
 
 struct UnaryOp {
@@ -68,16 +138,16 @@ void register_unary_ops(Registry& r) {
       {"sign", numeric_dtype, map_kernel([](auto v) { return (v > 0) - (v < 0); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::mul(c.dout, like(0.0, c.dout))}; }},
       // exp: d e^x = e^x dout = out dout
-      {"exp", float_dtype, map_kernel([](auto v) { return std::exp(v); }),
+      {"exp", float_dtype, vec_kernel(cpu::vm::exp, [](auto v) { return std::exp(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out; })},
       // log: d log x = dout / x
-      {"log", float_dtype, map_kernel([](auto v) { return std::log(v); }),
+      {"log", float_dtype, vec_kernel(cpu::vm::log, [](auto v) { return std::log(v); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / c.input(0)}; }},
       // log1p: dout / (1 + x)
-      {"log1p", float_dtype, map_kernel([](auto v) { return std::log1p(v); }),
+      {"log1p", float_dtype, vec_kernel(cpu::vm::log1p, [](auto v) { return std::log1p(v); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / (c.input(0) + 1.0)}; }},
       // expm1: d(e^x - 1) = e^x = out + 1
-      {"expm1", float_dtype, map_kernel([](auto v) { return std::expm1(v); }),
+      {"expm1", float_dtype, vec_kernel(cpu::vm::expm1, [](auto v) { return std::expm1(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out + 1.0; })},
       // sqrt: dout / (2 sqrt x)
       {"sqrt", float_dtype, map_kernel([](auto v) { return std::sqrt(v); }),
@@ -100,24 +170,25 @@ void register_unary_ops(Registry& r) {
       // tan: (1 + tan^2 x) dout
       {"tan", float_dtype, map_kernel([](auto v) { return std::tan(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * out + 1.0; })},
-      // tanh: (1 - out^2) dout
-      {"tanh", float_dtype, map_kernel([](auto v) { return std::tanh(v); }),
-       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return 1.0 - out * out; })},
-      // sigmoid: out (1 - out) dout
-      {"sigmoid", float_dtype, map_kernel([](auto v) { return sigmoid_of(v); }),
-       chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * (1.0 - out); })},
+      // tanh: (1 - out^2) dout, fused into tanh_grad
+      {"tanh", float_dtype, vec_kernel(cpu::vm::tanh, [](auto v) { return std::tanh(v); }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {tanh_grad(c.out, c.dout)}; }},
+      // sigmoid: out (1 - out) dout, fused into sigmoid_grad
+      {"sigmoid", float_dtype, vec_kernel(cpu::vm::sigmoid, [](auto v) { return sigmoid_of(v); }),
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {sigmoid_grad(c.out, c.dout)}; }},
       // relu: dout where x > 0
       {"relu", numeric_dtype, map_kernel([](auto v) { return v > 0 ? v : decltype(v)(0); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return mask_as(x > like(0.0, x), x); })},
       // silu: x s(x) -> s (1 + x (1 - s))
-      {"silu", float_dtype, map_kernel([](auto v) { return v * sigmoid_of(v); }),
+      {"silu", float_dtype, vec_kernel(cpu::vm::silu, [](auto v) { return v * sigmoid_of(v); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) {
          const Tensor s = ops::sigmoid(x);
          return s * (x * (1.0 - s) + 1.0);
        })},
       // softplus: log(1 + e^x) -> sigmoid(x)
       {"softplus", float_dtype,
-       map_kernel([](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
+       vec_kernel(cpu::vm::softplus,
+                  [](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sigmoid(x); })},
       // erf: 2/sqrt(pi) e^{-x^2}
       {"erf", float_dtype, map_kernel([](auto v) { return std::erf(v); }),
@@ -183,6 +254,24 @@ void register_unary_ops(Registry& r) {
     else op.no_grad = true;
     r.add(std::move(op));
   }
+  // tanh_grad(y, dy) = dy (1 - y^2): d/dy = -2 y dy dout, d/ddy = tanh_grad(y, dout)
+  r.add(grad_def(
+      "tanh_grad",
+      grad_kernel(cpu::vm::tanh_grad, [](auto t, auto d) { return d * (decltype(t)(1) - t * t); }),
+      [](const BpropCtx& c) {
+        const Tensor &y = c.input(0), &dy = c.input(1);
+        return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * y * -2.0 : Tensor(),
+                                 c.needs(1) ? tanh_grad(y, c.dout) : Tensor()});
+      }));
+  // sigmoid_grad(y, dy) = dy y (1 - y): d/dy = dy (1 - 2 y) dout, d/ddy = sigmoid_grad(y, dout)
+  r.add(grad_def(
+      "sigmoid_grad",
+      grad_kernel(cpu::vm::sigmoid_grad, [](auto s, auto d) { return d * (s * (decltype(s)(1) - s)); }),
+      [](const BpropCtx& c) {
+        const Tensor &y = c.input(0), &dy = c.input(1);
+        return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * (1.0 - y * 2.0) : Tensor(),
+                                 c.needs(1) ? sigmoid_grad(y, c.dout) : Tensor()});
+      }));
 }
 
 }  // namespace bprop

@@ -1,0 +1,221 @@
+// Vectorisable float32 math: exp, expm1, log, log1p, tanh, sigmoid, softplus, silu.
+//
+// Each function is branch-free scalar code (selects instead of branches, bit casts instead of frexp/ldexp, no
+// libm calls), so a loop that applies it to an array is auto-vectorised by GCC and clang, natively and under
+// WebAssembly SIMD. The array versions in vmath.cpp are those loops; on x86-64 they are compiled for several
+// instruction sets and picked at run time (the native build itself has no -march flags).
+//
+// Accuracy against the float64 std:: functions, in float32 ulps of the exact result, the largest error seen
+// over 155 million inputs (every 251st bit pattern, plus +-inf, NaN, zeros, denormals and each function's
+// edges), the same with and without FMA: exp 1.0, expm1 1.7, log 0.8, log1p 1.4, tanh 2.5, sigmoid 2.4,
+// softplus 2.0, silu 3.3. tests/cpp/kernels/vmath_test.cpp asserts 1.5, 2, 1.5, 2, 3, 3, 2.5 and 4 on a
+// sparser sweep. float64 keeps the std:: functions.
+#pragma once
+#include <cstdint>
+#include <limits>
+
+#if defined(__GNUC__)
+#define BPROP_VM_INLINE inline __attribute__((always_inline))
+#else
+#define BPROP_VM_INLINE inline
+#endif
+
+namespace bprop::cpu::vm {
+
+namespace detail {
+
+constexpr float kLog2e = 1.44269504088896341f;
+// ln 2 split in two (Cody and Waite): k * kLn2Hi is exact for |k| < 2^15, so x - k ln2 loses nothing.
+constexpr float kLn2Hi = 0.693359375f;
+constexpr float kLn2Lo = -2.12194440e-4f;
+// Adding 1.5 * 2^23 rounds a float of magnitude below 2^22 to an integer held in the low mantissa bits.
+constexpr float kRoundMagic = 12582912.0f;
+
+// (std::bit_cast is missing from older libc++, as Emscripten 3.1 ships; the builtin is in GCC and clang.)
+BPROP_VM_INLINE uint32_t bits(float x) { return __builtin_bit_cast(uint32_t, x); }
+BPROP_VM_INLINE float from_bits(uint32_t b) { return __builtin_bit_cast(float, b); }
+
+/// 2^k for k in [-126, 127] (a normal float built from its exponent field).
+BPROP_VM_INLINE float pow2i(int32_t k) { return from_bits((static_cast<uint32_t>(k) + 127u) << 23); }
+
+/// x rounded to the nearest integer, as a float and as an int (|x| < 2^22; NaN gives NaN and any int).
+BPROP_VM_INLINE float round_magic(float x, int32_t& k) {
+  const float t = x + kRoundMagic;
+  k = static_cast<int32_t>(bits(t) - bits(kRoundMagic));
+  return t - kRoundMagic;
+}
+
+/// x with the sign bit of s.
+BPROP_VM_INLINE float copysign(float x, float s) {
+  return from_bits((bits(x) & 0x7fffffffu) | (bits(s) & 0x80000000u));
+}
+
+BPROP_VM_INLINE float abs(float x) { return from_bits(bits(x) & 0x7fffffffu); }
+
+/// e^r - 1 - r for |r| <= ln2 / 2, as r^2 times a polynomial (Taylor to degree 7: error < 2^-26 relative).
+BPROP_VM_INLINE float expm1_tail(float r) {
+  float p = 1.98412698e-4f;                // 1/5040
+  p = p * r + 1.38888889e-3f;              // 1/720
+  p = p * r + 8.33333333e-3f;              // 1/120
+  p = p * r + 4.16666667e-2f;              // 1/24
+  p = p * r + 1.66666667e-1f;              // 1/6
+  p = p * r + 0.5f;
+  return r * r * p;
+}
+
+/// e^x 2^s for s in [0, 24] and x <= 0 (any x when s = 0), rounded once, at the last multiply (so also in the
+/// denormal range). x below -120 is taken as -120, where e^x 2^24 is still far below the smallest denormal.
+BPROP_VM_INLINE float exp_scaled(float x, int32_t s) {
+  // Clamp with comparisons that keep NaN (fmin/fmax would drop it).
+  x = x > 89.0f ? 89.0f : x;
+  x = x < -120.0f ? -120.0f : x;
+  int32_t k;
+  const float kf = round_magic(x * kLog2e, k);  // k in [-173, 128]
+  const float r = (x - kf * kLn2Hi) - kf * kLn2Lo;
+  // Cephes expf polynomial for e^r on |r| <= ln2 / 2.
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^k in two normal halves: p 2^k1 is exact, the multiply by 2^(k - k1 + s) rounds.
+  const int32_t k1 = k >> 1;
+  return p * pow2i(k1) * pow2i(k - k1 + s);
+}
+
+}  // namespace detail
+
+/// e^x. Overflows to +inf above ln(FLT_MAX), underflows gradually through the denormals to +0 below about -103.97.
+BPROP_VM_INLINE float exp(float x) { return detail::exp_scaled(x, 0); }
+
+/// e^x - 1, accurate near 0. -1 below -20 (e^-20 is below half an ulp of 1), +inf above ln(FLT_MAX).
+BPROP_VM_INLINE float expm1(float x) {
+  using namespace detail;
+  x = x > 88.8f ? 88.8f : x;
+  x = x < -20.0f ? -20.0f : x;
+  int32_t k;
+  const float kf = round_magic(x * kLog2e, k);  // k in [-29, 128]
+  const float r = (x - kf * kLn2Hi) - kf * kLn2Lo;
+  const float p = r + expm1_tail(r);  // e^r - 1
+  // e^x - 1 = 2^k (p + 1) - 1 = 2 (h p + (h - 1/2)) with h = 2^(k-1): exact scalings around two roundings, and
+  // no overflow of 2^k before the final doubling.
+  const float h = pow2i(k - 1);
+  return (h * p + (h - 0.5f)) * 2.0f;
+}
+
+/// Natural logarithm: -inf at +-0, NaN below 0, +inf at +inf; denormal inputs are exact-scaled first.
+BPROP_VM_INLINE float log(float x) {
+  using namespace detail;
+  const bool denormal = x < std::numeric_limits<float>::min();
+  const float xs = denormal ? x * 8388608.0f : x;  // * 2^23
+  const uint32_t b = bits(xs);
+  // x = m 2^e with m in [0.5, 1)
+  int32_t e = static_cast<int32_t>((b >> 23) & 0xffu) - 126 - (denormal ? 23 : 0);
+  const float m = from_bits((b & 0x007fffffu) | 0x3f000000u);
+  // Centre m on 1: f = m - 1 in [sqrt(1/2) - 1, sqrt(2) - 1), both subtractions exact.
+  const bool low = m < 0.707106781186547524f;
+  e -= low ? 1 : 0;
+  const float f = low ? (m + m) - 1.0f : m - 1.0f;
+  const float ef = static_cast<float>(e);
+  // Cephes logf: log(1 + f) = f - f^2/2 + f^3 P(f)
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  float y = p * f * z;
+  y += ef * kLn2Lo;
+  y -= 0.5f * z;
+  float r = f + y;
+  r += ef * kLn2Hi;
+  r = x == 0.0f ? -std::numeric_limits<float>::infinity() : r;
+  r = x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : r;
+  r = x == std::numeric_limits<float>::infinity() ? x : r;
+  return x != x ? x : r;
+}
+
+/// log(1 + x), accurate near 0.
+BPROP_VM_INLINE float log1p(float x) {
+  // u = 1 + x is rounded; log(u) + (x - (u - 1)) / u corrects for that to first order (u - 1 is exact).
+  const float u = 1.0f + x;
+  const float c = (x - (u - 1.0f)) / u;
+  const float lu = vm::log(u);
+  return lu + (c != c ? 0.0f : c);  // c is NaN at u = 0 and u = inf, where log(u) is the answer
+}
+
+/// tanh x = -expm1(-2|x|) / (expm1(-2|x|) + 2) with x's sign: no cancellation anywhere, 1 beyond |x| = 10.
+BPROP_VM_INLINE float tanh(float x) {
+  const float e = vm::expm1(-2.0f * detail::abs(x));  // in [-1, 0]
+  return detail::copysign(-e / (e + 2.0f), x);
+}
+
+/// 1 / (1 + e^-x), computed from e = e^-|x| <= 1 so nothing overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below.
+BPROP_VM_INLINE float sigmoid(float x) {
+  const float e = vm::exp(-detail::abs(x));
+  return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
+
+/// log(1 + e^x) = max(x, 0) + log1p(e^-|x|).
+BPROP_VM_INLINE float softplus(float x) {
+  const float pos = x > 0.0f ? x : 0.0f;
+  return pos + vm::log1p(vm::exp(-detail::abs(x)));
+}
+
+/// x sigmoid(x): x / (1 + e) for x >= 0, x e / (1 + e) below with e = e^x; the latter is formed 2^24 times
+/// larger and scaled back last, so tiny results (x < -87) are not rounded twice in the denormal range.
+BPROP_VM_INLINE float silu(float x) {
+  const float e24 = detail::exp_scaled(-detail::abs(x), 24);  // e^-|x| 2^24
+  const float e = e24 * 5.9604644775390625e-8f;               // * 2^-24
+  const float xc = x < -120.0f ? -120.0f : x;                 // as exp_scaled clamps: the product underflows to -0
+  const float q = (x >= 0.0f ? x : xc * e24) / (1.0f + e);
+  // -inf gives NaN (-inf times 0), as x * sigmoid(x) does elsewhere.
+  return x >= 0.0f ? q : (x == -std::numeric_limits<float>::infinity() ? x * 0.0f : q * 5.9604644775390625e-8f);
+}
+
+// ---- arrays (vmath.cpp): y[i] = f(x[i]) for i < n; y may equal x ----
+void exp(const float* x, float* y, int64_t n);
+void expm1(const float* x, float* y, int64_t n);
+void log(const float* x, float* y, int64_t n);
+void log1p(const float* x, float* y, int64_t n);
+void tanh(const float* x, float* y, int64_t n);
+void sigmoid(const float* x, float* y, int64_t n);
+void softplus(const float* x, float* y, int64_t n);
+void silu(const float* x, float* y, int64_t n);
+
+// ---- fused gradients: out[i] from y = f(x) (the forward output) and the cotangent dy ----
+/// dy (1 - y^2), the gradient of tanh.
+void tanh_grad(const float* y, const float* dy, float* out, int64_t n);
+/// dy y (1 - y), the gradient of sigmoid.
+void sigmoid_grad(const float* y, const float* dy, float* out, int64_t n);
+
+/// The sum of x[0, n) accumulated in double (in an order of its own: several partial sums, added pairwise).
+double sum(const float* x, int64_t n);
+
+// ---- binary arithmetic over contiguous arrays; a scalar operand is passed by value ----
+enum class Arith : uint8_t { Add, Sub, Mul, Div };
+/// out[i] = a[i] op b[i]
+void arith(Arith op, const float* a, const float* b, float* out, int64_t n);
+/// out[i] = a[i] op b
+void arith(Arith op, const float* a, float b, float* out, int64_t n);
+/// out[i] = a op b[i]
+void arith(Arith op, float a, const float* b, float* out, int64_t n);
+
+// ---- instruction sets ----
+/// The loops are compiled for the build's target (Generic) and, on x86-64 with GCC or clang, also for
+/// AVX2+FMA and AVX-512; the best one the CPU supports is chosen on first use.
+enum class Isa : uint8_t { Generic, Avx2, Avx512 };
+const char* isa_name(Isa isa);
+bool isa_supported(Isa isa);
+Isa active_isa();
+/// Switches every array function to `isa` (tests and benchmarks compare them); ValueError if unsupported.
+/// Not to be called while another thread runs a kernel.
+void set_isa(Isa isa);
+
+}  // namespace bprop::cpu::vm
