@@ -1,4 +1,6 @@
-// Linear algebra: matmul(a, b) with NumPy's semantics (1-D promotion, batches, broadcast batch dims).
+// Linear algebra: matmul(a, b) with NumPy's semantics (1-D promotion, batches, broadcast batch dims), and the
+// internal matmul_t(a, b, transpose_a, transpose_b) its bprop runs on (MindSpore's MatMul attributes): the
+// transposes of dA = dout B^T and dB = A^T dout become GEMM flags instead of copies.
 #include <algorithm>
 
 #include "kernels/cpu/blas.h"
@@ -23,6 +25,18 @@ struct MatmulDims {
   }
 };
 
+// d.batch: the broadcast of a's and b's batch dimensions.
+void broadcast_batches(const InferCtx& c, MatmulDims& d, const std::string& both) {
+  const size_t rank = std::max(d.a_batch.size(), d.b_batch.size());
+  d.batch.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i < rank - d.a_batch.size() ? 1 : d.a_batch[i - (rank - d.a_batch.size())];
+    const int64_t y = i < rank - d.b_batch.size() ? 1 : d.b_batch[i - (rank - d.b_batch.size())];
+    if (x != y && x != 1 && y != 1) c.shape_error("the batch dimensions of " + both + " do not broadcast");
+    d.batch[i] = x == 1 ? y : x;
+  }
+}
+
 MatmulDims matmul_dims(const InferCtx& c) {
   const Shape& as = c.input(0).shape();
   const Shape& bs = c.input(1).shape();
@@ -41,26 +55,44 @@ MatmulDims matmul_dims(const InferCtx& c) {
   }
   if (!d.a_vec) d.a_batch.assign(as.begin(), as.end() - 2);
   if (!d.b_vec) d.b_batch.assign(bs.begin(), bs.end() - 2);
-  const size_t rank = std::max(d.a_batch.size(), d.b_batch.size());
-  d.batch.assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t x = i < rank - d.a_batch.size() ? 1 : d.a_batch[i - (rank - d.a_batch.size())];
-    const int64_t y = i < rank - d.b_batch.size() ? 1 : d.b_batch[i - (rank - d.b_batch.size())];
-    if (x != y && x != 1 && y != 1) c.shape_error("the batch dimensions of " + both + " do not broadcast");
-    d.batch[i] = x == 1 ? y : x;
-  }
+  broadcast_batches(c, d, both);
   return d;
 }
 
-// Every output batch's a (n, k) @ b (k, m), row-major; the GEMMs go through cpu::gemm (OpenBLAS when large).
-template <typename T>
+// matmul_t: a (..., n, k), or (..., k, n) when transpose_a; b (..., k, m), or (..., m, k) when transpose_b.
+MatmulDims matmul_t_dims(const InferCtx& c) {
+  const Shape& as = c.input(0).shape();
+  const Shape& bs = c.input(1).shape();
+  const bool ta = c.attrs.get_bool("transpose_a"), tb = c.attrs.get_bool("transpose_b");
+  const std::string both = "'a' of shape " + shape_str(as) + " and 'b' of shape " + shape_str(bs);
+  if (as.size() < 2 || bs.size() < 2) c.shape_error("both arguments must have at least two dimensions, got " + both);
+  MatmulDims d;
+  const int64_t ar = as[as.size() - 2], ac = as.back(), br = bs[bs.size() - 2], bc = bs.back();
+  d.n = ta ? ac : ar;
+  d.k = ta ? ar : ac;
+  const int64_t kb = tb ? bc : br;
+  d.m = tb ? br : bc;
+  if (d.k != kb) {
+    c.shape_error("the inner dimensions of " + both + " (transpose_a " + (ta ? "true" : "false") + ", transpose_b " +
+                  (tb ? "true" : "false") + ") do not match (" + std::to_string(d.k) + " != " + std::to_string(kb) + ")");
+  }
+  d.a_batch.assign(as.begin(), as.end() - 2);
+  d.b_batch.assign(bs.begin(), bs.end() - 2);
+  broadcast_batches(c, d, both);
+  return d;
+}
+
+// Every output batch's op(a) @ op(b), row-major, where op transposes a stored (k, n) a when TA and a stored (m, k)
+// b when TB; the GEMMs go through cpu::gemm (OpenBLAS when large).
+template <cpu::Trans TA, cpu::Trans TB, typename T>
 void matmul_impl(const T* a, const T* b, T* c, const MatmulDims& d) {
   using cpu::Trans;
   const int64_t nb = shape_numel(d.batch);
   if (nb == 0 || d.n == 0 || d.m == 0) return;
-  if (shape_numel(d.b_batch) == 1) {
+  const int64_t lda = TA == Trans::Yes ? d.n : d.k, ldb = TB == Trans::Yes ? d.k : d.m;
+  if (TA == Trans::No && shape_numel(d.b_batch) == 1 && shape_numel(d.a_batch) == nb) {
     // One b for every batch: a's batches stack into the rows of a single GEMM.
-    cpu::gemm_threaded<Trans::No, Trans::No>(nb * d.n, d.m, d.k, a, d.k, b, d.m, T(0), c, d.m);
+    cpu::gemm_threaded<Trans::No, TB>(nb * d.n, d.m, d.k, a, lda, b, ldb, T(0), c, d.m);
     return;
   }
   // Offsets (in matrices) of each output batch's a and b.
@@ -79,13 +111,13 @@ void matmul_impl(const T* a, const T* b, T* c, const MatmulDims& d) {
     // Batches enough for every thread, or too small to split: whole GEMMs, the batches split over the threads.
     cpu::parallel_for(nb, std::max<int64_t>(1, cpu::kGemmGrain / cost), [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) {
-        cpu::gemm<Trans::No, Trans::No>(d.n, d.m, d.k, a_of(i), d.k, b_of(i), d.m, T(0), c + i * c_mat, d.m);
+        cpu::gemm<TA, TB>(d.n, d.m, d.k, a_of(i), lda, b_of(i), ldb, T(0), c + i * c_mat, d.m);
       }
     });
     return;
   }
   for (int64_t i = 0; i < nb; ++i) {
-    cpu::gemm_threaded<Trans::No, Trans::No>(d.n, d.m, d.k, a_of(i), d.k, b_of(i), d.m, T(0), c + i * c_mat, d.m);
+    cpu::gemm_threaded<TA, TB>(d.n, d.m, d.k, a_of(i), lda, b_of(i), ldb, T(0), c + i * c_mat, d.m);
   }
 }
 
@@ -94,16 +126,43 @@ void matmul_kernel(KernelCtx& c) {
   const Tensor a = cpu::as_dtype(c.inputs[0], c.out_dtype);
   const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
   visit_dtype(c.out_dtype, [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, bool>) matmul_impl(a.data<T>(), b.data<T>(), c.out.data<T>(), d);
+    if constexpr (!std::is_same_v<T, bool>) {
+      matmul_impl<cpu::Trans::No, cpu::Trans::No>(a.data<T>(), b.data<T>(), c.out.data<T>(), d);
+    }
   });
 }
 
-// t with its last two axes swapped.
-Tensor swap_last2(const Tensor& t) {
-  IntList perm;
-  for (int64_t i = 0; i < t.dim(); ++i) perm.push_back(i);
-  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return ops::transpose(t, perm);
+void matmul_t_kernel(KernelCtx& c) {
+  using cpu::Trans;
+  const MatmulDims d = matmul_t_dims(InferCtx{c.op, c.inputs, c.attrs});
+  const Tensor a = cpu::as_dtype(c.inputs[0], c.out_dtype);
+  const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  const bool ta = c.attrs.get_bool("transpose_a"), tb = c.attrs.get_bool("transpose_b");
+  visit_float(c.out_dtype, [&]<typename T>() {
+    const T *pa = a.data<T>(), *pb = b.data<T>();
+    T* pc = c.out.data<T>();
+    if (ta && tb) matmul_impl<Trans::Yes, Trans::Yes>(pa, pb, pc, d);
+    else if (ta) matmul_impl<Trans::Yes, Trans::No>(pa, pb, pc, d);
+    else if (tb) matmul_impl<Trans::No, Trans::Yes>(pa, pb, pc, d);
+    else matmul_impl<Trans::No, Trans::No>(pa, pb, pc, d);
+  });
+}
+
+// op(a) @ op(b) through the internal op (differentiable, any order).
+Tensor matmul_t(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  static const OpDef& op = registry().get("matmul_t");
+  return call_op(op, {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+}
+
+// matmul_t: for C = op(A) op(B), dop(A) = dC op(B)^T and dop(B) = op(A)^T dC, written back through the
+// transposes as matmul_t calls again; summed over broadcast batch dims.
+std::vector<Tensor> matmul_t_bprop(const BpropCtx& c) {
+  const bool ta = c.attrs.get_bool("transpose_a"), tb = c.attrs.get_bool("transpose_b");
+  const Tensor &a = c.input(0), &b = c.input(1), &g = c.dout;
+  Tensor da, db;
+  if (c.needs(0)) da = ops::sum_to(ta ? matmul_t(b, g, tb, true) : matmul_t(g, b, false, !tb), a.shape());
+  if (c.needs(1)) db = ops::sum_to(tb ? matmul_t(g, a, true, ta) : matmul_t(a, g, !ta, false), b.shape());
+  return {da, db};
 }
 
 // matmul: with 1-D operands promoted to matrices, dA = dout B^T and dB = A^T dout, summed over broadcast
@@ -120,7 +179,7 @@ std::vector<Tensor> matmul_bprop(const BpropCtx& c) {
   const Tensor dout = c.dout.shape() == s ? c.dout : ops::reshape(c.dout, s);
   Tensor da, db;
   if (c.needs(0)) {
-    da = ops::sum_to(ops::matmul(dout, swap_last2(b2)), a2.shape());
+    da = ops::sum_to(matmul_t(dout, b2, false, true), a2.shape());
     if (a_vec) da = ops::reshape(da, a.shape());
   }
   if (c.needs(1)) {
@@ -128,9 +187,9 @@ std::vector<Tensor> matmul_bprop(const BpropCtx& c) {
       // b is shared by every batch: one GEMM over the stacked rows, (rows, k)^T (rows, m).
       const int64_t rows = shape_numel(Shape(a2.shape().begin(), a2.shape().end() - 1));
       const int64_t m = s.back();
-      db = ops::matmul(swap_last2(ops::reshape(a2, {rows, k})), ops::reshape(dout, {rows, m}));
+      db = matmul_t(ops::reshape(a2, {rows, k}), ops::reshape(dout, {rows, m}), true, false);
     } else {
-      db = ops::sum_to(ops::matmul(swap_last2(a2), dout), b2.shape());
+      db = ops::sum_to(matmul_t(a2, dout, true, false), b2.shape());
     }
     if (b_vec) db = ops::reshape(db, b.shape());
   }
@@ -149,6 +208,25 @@ void register_linalg_ops(Registry& r) {
   op.cpu(matmul_kernel);
   op.bprop = matmul_bprop;
   r.add(std::move(op));
+
+  OpDef t;
+  t.name = "matmul_t";
+  t.family = "linalg";
+  t.inputs = {{"a"}, {"b"}};
+  t.attrs = {{"transpose_a", AttrKind::Bool, false}, {"transpose_b", AttrKind::Bool, false}};
+  t.infer_shape = [](const InferCtx& c) { return matmul_t_dims(c).out_shape(); };
+  t.infer_dtype = [](const InferCtx& c) {
+    for (size_t i = 0; i < 2; ++i) {
+      if (!is_float(c.input(i).dtype())) {
+        c.dtype_error(std::string("'") + (i == 0 ? "a" : "b") + "' must be float32 or float64, got " +
+                      dtype_name(c.input(i).dtype()));
+      }
+    }
+    return promote_dtype(c);
+  };
+  t.cpu(matmul_t_kernel);
+  t.bprop = matmul_t_bprop;
+  r.add(std::move(t));
 }
 
 }  // namespace bprop

@@ -102,6 +102,10 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("matmul_batched_broadcast", "matmul", {f({2, 1, 2, 3}), f({3, 3, 2})}));
   t.push_back(row("matmul_vec_mat", "matmul", {f({3}), f({3, 2})}));
   t.push_back(row("matmul_dot", "matmul", {f({3}), f({3})}));
+  // the internal GEMM of matmul's bprop: transposes as flags
+  t.push_back(row("matmul_t_b", "matmul_t", {f({2, 3}), f({4, 3})}, {{"transpose_a", false}, {"transpose_b", true}}));
+  t.push_back(row("matmul_t_ab_batched", "matmul_t", {f({2, 3, 2}), f({1, 4, 3})},
+                  {{"transpose_a", true}, {"transpose_b", true}}));
   // ---- neural network ----
   t.push_back(row("softmax", "softmax", {f({2, 4})}));
   t.push_back(row("log_softmax_axis0", "log_softmax", {f({3, 2})}, {{"axis", int64_t{0}}}));

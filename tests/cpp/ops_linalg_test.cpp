@@ -216,3 +216,69 @@ TEST(MatmulErrors, ShapesAreNamed) {
                            {"batch dimensions", "(2, 3, 4)", "(5, 4, 2)"});
   expect_error<ValueError>([] { call_op("matmul", {ones({2, 2})}); }, {"'b'"});
 }
+
+// ---- matmul_t: the internal GEMM of matmul's bprop (transposes as flags) ------------------------------------
+
+namespace {
+
+Tensor swap_last2(const Tensor& t) {
+  IntList perm;
+  for (int64_t i = 0; i < t.dim(); ++i) perm.push_back(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return ops::transpose(t, perm);
+}
+
+Tensor matmul_t(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  return call_op("matmul_t", {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}});
+}
+
+}  // namespace
+
+TEST(MatmulT, EqualsMatmulOfExplicitTransposes) {
+  const Shape a_shapes[] = {{3, 4}, {2, 3, 4}, {1, 3, 4}, {3, 4}};
+  const Shape b_shapes[] = {{4, 5}, {2, 4, 5}, {3, 4, 5}, {2, 2, 4, 5}};
+  for (size_t s = 0; s < std::size(a_shapes); ++s) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        // Stored operands: transposed copies of the logical (.., n, k) and (.., k, m).
+        const Tensor a = randn(a_shapes[s], 10 + s, DType::Float64), b = randn(b_shapes[s], 20 + s, DType::Float64);
+        const Tensor sa = ta ? swap_last2(a).clone() : a, sb = tb ? swap_last2(b).clone() : b;
+        const Tensor want = ops::matmul(a, b);
+        const Tensor got = matmul_t(sa, sb, ta, tb);
+        expect_values(got, want.shape(), want.to_vector<double>(), 1e-12);
+      }
+    }
+  }
+  // Large enough for the BLAS path, float32.
+  const Tensor a = randn({130, 70}, 1), b = randn({90, 70}, 2);
+  const Tensor want = ops::matmul(a, swap_last2(b));
+  expect_values(matmul_t(a, b, false, true), want.shape(), want.to_vector<double>(), 1e-4);
+}
+
+TEST(MatmulT, GradientsToSecondOrderForEveryTransposeAndBroadcast) {
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      const Fn f = [ta, tb](const std::vector<Tensor>& x) -> Value { return matmul_t(x[0], x[1], ta, tb); };
+      const Shape a = ta ? Shape{2, 4, 3} : Shape{2, 3, 4}, b = tb ? Shape{1, 5, 4} : Shape{1, 4, 5};
+      expect_grads(f, {randn(a, 3, DType::Float64), randn(b, 4, DType::Float64)},
+                   "matmul_t ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
+    }
+  }
+}
+
+TEST(MatmulT, ErrorsNameTheArgumentsAndTransposes) {
+  const Tensor a = randn({3, 4}, 1), b = randn({3, 5}, 2);
+  expect_error<ShapeError>([&] { matmul_t(a, b, false, false); }, {"matmul_t", "'a' of shape (3, 4)", "(3, 5)", "4 != 3"});
+  expect_error<ShapeError>([&] { matmul_t(randn({4}, 1), b, false, false); }, {"matmul_t", "at least two dimensions"});
+  expect_error<DTypeError>([&] { matmul_t(full({3, 3}, 1, DType::Int32), a, true, false); }, {"matmul_t", "'a'", "int32"});
+  EXPECT_NO_THROW(matmul_t(a, b, true, false));
+}
+
+TEST(MatmulGrad, BackwardRunsNoTransposeCopies) {
+  // dA = dout B^T and dB = A^T dout run as matmul_t with flags; no transpose op is recorded in between.
+  const Tensor a = randn({8, 6}, 1), b = randn({6, 7}, 2);
+  const Fn f = [](const std::vector<Tensor>& x) -> Value { return ops::sum(ops::matmul(x[0], x[1])); };
+  const std::string graph = export_grad_graph(f, {a, b});
+  EXPECT_NE(graph.find("matmul_t"), std::string::npos);
+  EXPECT_EQ(graph.find("\"transpose\""), std::string::npos) << graph;
+}
