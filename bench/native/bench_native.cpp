@@ -391,6 +391,10 @@ int main(int argc, char** argv) {
     }
   }
   bprop::cpu::set_num_threads(1);
+#ifdef BPROP_BENCH_HAVE_OPENBLAS
+  // Linked for the raw-GEMM reference, OpenBLAS starts its thread pool at load; one thread, as everything here.
+  openblas_set_num_threads(1);
+#endif
   auto want = [&](const char* w) { return only.empty() || only.count(w) > 0; };
   // A workload that throws is reported as an error line; the others still run.
   int failures = 0;
