@@ -1,6 +1,7 @@
 // Elementwise unary ops: neg abs sign exp log log1p expm1 sqrt rsqrt square reciprocal sin cos tan tanh
-// sigmoid relu silu softplus erf floor ceil round leaky_relu elu gelu; and the gradient ops of tanh and sigmoid
-// (tanh_grad, sigmoid_grad: MindSpore's TanhGrad and SigmoidGrad, one pass over memory each instead of three).
+// sigmoid relu silu softplus erf floor ceil round leaky_relu elu gelu; and the gradient ops of tanh, sigmoid and relu
+// (tanh_grad, sigmoid_grad, relu_grad: MindSpore's TanhGrad, SigmoidGrad and ReluGrad, one pass over memory each
+// instead of two or three).
 //
 // float32 exp expm1 log log1p tanh sigmoid silu softplus run the vectorised functions of kernels/cpu/vmath.h;
 // float64 and the other ops use the std:: functions.
@@ -76,7 +77,20 @@ Tensor sigmoid_grad(const Tensor& y, const Tensor& dy) {
   return call_op(op, {y, dy});
 }
 
+Tensor relu_grad(const Tensor& y, const Tensor& dy) {
+  static const OpDef& op = registry().get("relu_grad");
+  return call_op(op, {y, dy});
+}
+
 using VecGradFn = void (*)(const float*, const float*, float*, int64_t);
+
+// dy where y > 0, else 0 (a select, not a product: an infinite dy where y <= 0 gives 0, as in PyTorch).
+void relu_grad_f32(const float* y, const float* dy, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = dy[i];  // loaded unconditionally, so the select vectorises (no branch per element)
+    out[i] = y[i] > 0.0f ? d : 0.0f;
+  }
+}
 
 // out = f(y, dy): float32 operands of the output's shape in one pass of `vec`, anything else broadcast.
 template <typename F>
@@ -178,7 +192,8 @@ void register_unary_ops(Registry& r) {
        [](const BpropCtx& c) -> std::vector<Tensor> { return {sigmoid_grad(c.out, c.dout)}; }},
       // relu: dout where x > 0
       {"relu", numeric_dtype, map_kernel([](auto v) { return v > 0 ? v : decltype(v)(0); }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return mask_as(x > like(0.0, x), x); })},
+       // relu: dout where out > 0 (out > 0 exactly where x > 0), fused into relu_grad
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {relu_grad(c.out, c.dout)}; }},
       // silu: x s(x) -> s (1 + x (1 - s))
       {"silu", float_dtype, vec_kernel(cpu::vm::silu, [](auto v) { return v * sigmoid_of(v); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) {
@@ -262,6 +277,12 @@ void register_unary_ops(Registry& r) {
         const Tensor &y = c.input(0), &dy = c.input(1);
         return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * y * -2.0 : Tensor(),
                                  c.needs(1) ? tanh_grad(y, c.dout) : Tensor()});
+      }));
+  // relu_grad(y, dy) = dy [y > 0]: piecewise constant in y (no gradient there), d/ddy = relu_grad(y, dout)
+  r.add(grad_def(
+      "relu_grad", grad_kernel(relu_grad_f32, [](auto y, auto d) { return y > decltype(y)(0) ? d : decltype(d)(0); }),
+      [](const BpropCtx& c) {
+        return sum_to_inputs(c, {Tensor(), c.needs(1) ? relu_grad(c.input(0), c.dout) : Tensor()});
       }));
   // sigmoid_grad(y, dy) = dy y (1 - y): d/dy = dy (1 - 2 y) dout, d/ddy = sigmoid_grad(y, dout)
   r.add(grad_def(

@@ -47,6 +47,8 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("tanh_grad_broadcast_dy", "tanh_grad", {f({2, 3}, -0.9, 0.9), f({3})}));
   t.push_back(row("sigmoid_grad", "sigmoid_grad", {f({2, 3}, 0.1, 0.9), f({2, 3})}));
   t.push_back(row("sigmoid_grad_broadcast_y", "sigmoid_grad", {f({3}, 0.1, 0.9), f({2, 3})}));
+  t.push_back(row("relu_grad", "relu_grad", {nz({2, 3}), f({2, 3})}));
+  t.push_back(row("relu_grad_broadcast_dy", "relu_grad", {nz({2, 3}), f({3})}));
   // ---- binary (with broadcasting) ----
   for (const char* op : {"add", "sub", "mul", "maximum", "minimum", "atan2", "squared_difference"}) {
     t.push_back(row(op, op, {f({2, 3}), f({3})}));
