@@ -1,6 +1,7 @@
-// The embind layer of the WebAssembly module: tensors, the generic call_op, grad and friends with JavaScript
-// callbacks, custom backward operators, and error mapping. It only converts and calls the core; web/index.js
-// turns these low-level functions into the package's API.
+// The embind layer of the WebAssembly module: tensor creation, the generic call_op, grad and friends with
+// JavaScript callbacks, custom backward operators, and error mapping. It only converts and calls the core;
+// web/index.js turns these low-level functions into the package's API. Tensors cross as integer handles
+// (handles.h); the per-op hot path does not use embind at all (direct_ops.cpp).
 //
 // Errors never unwind through WebAssembly frames as JavaScript exceptions (that would skip C++ destructors and
 // leave grad levels open). Every exported function catches, records the error kind and message, and returns
@@ -21,6 +22,7 @@
 #include "bprop/bprop.h"
 #include "bprop/vectors.h"
 #include "guard.h"
+#include "handles.h"
 
 using emscripten::val;
 
@@ -51,33 +53,40 @@ val from_shape(const Shape& s) {
   return out;
 }
 
-/// A list of tensor handles (null for an omitted optional tensor) to tensors.
+/// A new handle for t, as a JavaScript number.
+val handle_val(Tensor t) { return val(handles().add(std::move(t))); }
+
+/// The tensor of a handle argument (null, undefined or 0: an undefined tensor).
+Tensor tensor_arg(const val& v) {
+  if (v.isNull() || v.isUndefined()) return Tensor{};
+  return handles().get_or_none(v.as<uint32_t>());
+}
+
+/// A list of tensor handles (null or 0 for an omitted optional tensor) to tensors.
 std::vector<Tensor> to_tensors(const val& list) {
   std::vector<Tensor> out;
   const int n = list["length"].as<int>();
   out.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const val item = list[i];
-    out.push_back(item.isNull() || item.isUndefined() ? Tensor{} : item.as<Tensor>());
-  }
+  for (int i = 0; i < n; ++i) out.push_back(tensor_arg(list[i]));
   return out;
 }
 
+/// New handles for ts (null for an undefined tensor).
 val from_tensors(const std::vector<Tensor>& ts) {
   val out = val::array();
-  for (size_t i = 0; i < ts.size(); ++i) out.set(i, ts[i].defined() ? val(ts[i]) : val::null());
+  for (size_t i = 0; i < ts.size(); ++i) out.set(i, ts[i].defined() ? handle_val(ts[i]) : val::null());
   return out;
 }
 
 val from_value(const Value& v) {
-  if (v.is_tensor()) return val(v.tensor());
+  if (v.is_tensor()) return handle_val(v.tensor());
   val out = val::array();
   for (size_t i = 0; i < v.size(); ++i) out.set(i, from_value(v[i]));
   return out;
 }
 
 /// What a JavaScript callback returned: a tensor handle or a nested array of them. The handles were made for
-/// C++ (the wrapper hands over clones), so they are released here once copied.
+/// C++ (the wrapper hands over new ones), so they are released here.
 Value to_value(const val& r) {
   if (r.isUndefined()) throw JsCallbackError();
   if (is_array(r)) {
@@ -86,9 +95,7 @@ Value to_value(const val& r) {
     for (int i = 0; i < n; ++i) items.push_back(to_value(r[i]));
     return Value(std::move(items));
   }
-  Tensor t = r.as<Tensor>();
-  r.call<void>("delete");
-  return Value(std::move(t));
+  return Value(handles().take(r.as<uint32_t>()));
 }
 
 /// A list of callback results where null stands for "no gradient".
@@ -101,8 +108,7 @@ std::vector<Tensor> to_grads(const val& r) {
     if (item.isNull() || item.isUndefined()) {
       out.emplace_back();
     } else {
-      out.push_back(item.as<Tensor>());
-      item.call<void>("delete");
+      out.push_back(handles().take(item.as<uint32_t>()));
     }
   }
   return out;
@@ -211,51 +217,52 @@ val from_bytes(val bytes, val shape, std::string dtype) {
                        shape_str(t.shape()));
     }
     val(emscripten::typed_memory_view(n, static_cast<uint8_t*>(t.raw_data()))).call<void>("set", bytes);
-    return val(t);
+    return handle_val(std::move(t));
   });
 }
 
-/// A copy of the tensor's elements as a typed array (bool as Uint8Array).
-val data_copy(const Tensor& t) {
-  return guarded([&] { return typed_view(t).call<val>("slice"); });
+/// The dtype names in bprop::DType order (bp_dtype returns an index into them).
+val dtype_names() {
+  val out = val::array();
+  for (int i = 0; i < 4; ++i) out.set(i, std::string(dtype_name(static_cast<DType>(i))));
+  return out;
 }
-val shape_of(const Tensor& t) { return from_shape(t.shape()); }
-val dtype_of_tensor(const Tensor& t) { return val(std::string(dtype_name(t.dtype()))); }
-val to_string(const Tensor& t, int max_elements) {
-  return guarded([&] { return val(t.to_string(max_elements)); });
+val to_string(uint32_t h, int max_elements) {
+  return guarded([&] { return val(handles().get(h).to_string(max_elements)); });
 }
-val item(const Tensor& t) {
-  return guarded([&] { return val(t.item()); });
-}
-val clone(const Tensor& t) {
-  return guarded([&] { return val(t.clone()); });
+val clone(uint32_t h) {
+  return guarded([&] { return handle_val(handles().get(h).clone()); });
 }
 
 val full(val shape, double value, std::string dtype) {
-  return guarded([&] { return val(bprop::full(to_shape(shape), value, parse_dtype(dtype))); });
+  return guarded([&] { return handle_val(bprop::full(to_shape(shape), value, parse_dtype(dtype))); });
 }
 val arange(double start, double stop, double step, std::string dtype) {
-  return guarded([&] { return val(bprop::arange(start, stop, step, parse_dtype(dtype))); });
+  return guarded([&] { return handle_val(bprop::arange(start, stop, step, parse_dtype(dtype))); });
 }
 val linspace(double start, double stop, double num, std::string dtype) {
-  return guarded([&] { return val(bprop::linspace(start, stop, static_cast<int64_t>(num), parse_dtype(dtype))); });
+  return guarded([&] {
+    return handle_val(bprop::linspace(start, stop, static_cast<int64_t>(num), parse_dtype(dtype)));
+  });
 }
 val eye(double n, std::string dtype) {
-  return guarded([&] { return val(bprop::eye(static_cast<int64_t>(n), parse_dtype(dtype))); });
+  return guarded([&] { return handle_val(bprop::eye(static_cast<int64_t>(n), parse_dtype(dtype))); });
 }
 val randn(val shape, double seed, std::string dtype) {
-  return guarded([&] { return val(bprop::randn(to_shape(shape), static_cast<uint64_t>(seed), parse_dtype(dtype))); });
+  return guarded([&] {
+    return handle_val(bprop::randn(to_shape(shape), static_cast<uint64_t>(seed), parse_dtype(dtype)));
+  });
 }
 val rand(val shape, double seed, double low, double high, std::string dtype) {
   return guarded([&] {
-    return val(bprop::rand(to_shape(shape), static_cast<uint64_t>(seed), low, high, parse_dtype(dtype)));
+    return handle_val(bprop::rand(to_shape(shape), static_cast<uint64_t>(seed), low, high, parse_dtype(dtype)));
   });
 }
-val scalar_like(double v, const Tensor& like) {
-  return guarded([&] { return val(bprop::scalar_like(v, like)); });
+val scalar_like(double v, uint32_t like) {
+  return guarded([&] { return handle_val(bprop::scalar_like(v, handles().get(like))); });
 }
 val scalar(double v, std::string dtype) {
-  return guarded([&] { return val(bprop::scalar(v, parse_dtype(dtype))); });
+  return guarded([&] { return handle_val(bprop::scalar(v, parse_dtype(dtype))); });
 }
 
 val memory() {
@@ -269,7 +276,7 @@ val memory() {
 // ---- ops ----------------------------------------------------------------------------------------------
 
 val call_op(std::string name, val inputs, val attrs) {
-  return guarded([&] { return val(bprop::call_op(name, to_tensors(inputs), to_attrs(attrs))); });
+  return guarded([&] { return handle_val(bprop::call_op(name, to_tensors(inputs), to_attrs(attrs))); });
 }
 
 val op_names() {
@@ -336,16 +343,17 @@ val grad_call(val fn, val position, val weights, bool has_aux, bool with_value, 
     const GradFn g = with_value ? value_and_grad(js_fn(fn), to_position(position), to_parameters(weights), has_aux)
                                 : grad(js_fn(fn), to_position(position), to_parameters(weights), has_aux);
     const std::vector<Tensor> a = to_tensors(args);
-    const Value r = sens.isNull() || sens.isUndefined() ? g(a) : g(a, sens.as<Tensor>());
+    const Tensor s = tensor_arg(sens);
+    const Value r = s.defined() ? g(a, s) : g(a);
     return from_value(r);
   });
 }
 
-val vjp_call(val fn, val inputs, const Tensor& v) {
+val vjp_call(val fn, val inputs, uint32_t v) {
   return guarded([&] {
-    auto [out, grads] = bprop::vjp(js_fn(fn), to_tensors(inputs), v);
+    auto [out, grads] = bprop::vjp(js_fn(fn), to_tensors(inputs), handles().get(v));
     val r = val::array();
-    r.set(0, val(out));
+    r.set(0, handle_val(out));
     r.set(1, from_tensors(grads));
     return r;
   });
@@ -364,8 +372,8 @@ val jvp_call(val fn, val inputs, val tangents) {
   return guarded([&] {
     auto [out, t] = bprop::jvp(js_fn(fn), to_tensors(inputs), to_tensors(tangents));
     val r = val::array();
-    r.set(0, val(out));
-    r.set(1, val(t));
+    r.set(0, handle_val(out));
+    r.set(1, handle_val(t));
     return r;
   });
 }
@@ -380,7 +388,7 @@ val jacobian_call(std::string kind, val fn, int argnum, val inputs) {
     } else {
       j = bprop::hessian(js_fn(fn), argnum);
     }
-    return val(j(to_tensors(inputs)));
+    return handle_val(j(to_tensors(inputs)));
   });
 }
 
@@ -419,31 +427,34 @@ val apply_custom(std::string name, val inputs, val forward, val bprop_fn) {
           return v.tensor();
         },
         [bprop_fn](const std::vector<Tensor>& in, const Tensor& o, const Tensor& d) {
-          return to_grads(bprop_fn(from_tensors(in), val(o), val(d)));
+          return to_grads(bprop_fn(from_tensors(in), handle_val(o), handle_val(d)));
         });
-    return val(out);
+    return handle_val(out);
   });
 }
 
-val make_parameter(const Tensor& t, std::string name, bool requires_grad) {
-  return guarded([&] { return val(static_cast<Tensor>(Parameter(t, name, requires_grad))); });
+val make_parameter(uint32_t t, std::string name, bool requires_grad) {
+  return guarded([&] { return handle_val(static_cast<Tensor>(Parameter(handles().get(t), name, requires_grad))); });
 }
-val parameter_assign(const Tensor& p, const Tensor& value) {
+val parameter_assign(uint32_t p, uint32_t value) {
   return guarded([&] {
-    Parameter::from(p).assign(value);
+    Parameter::from(handles().get(p)).assign(handles().get(value));
     return val(true);
   });
 }
-val parameter_info(const Tensor& p) {
-  val out = val::object();
-  out.set("isParameter", p.impl()->is_parameter);
-  out.set("name", p.impl()->name);
-  out.set("requiresGrad", p.impl()->requires_grad);
-  return out;
-}
-val set_requires_grad(const Tensor& p, bool v) {
+val parameter_info(uint32_t h) {
   return guarded([&] {
-    Parameter::from(p).set_requires_grad(v);
+    const Tensor& p = handles().get(h);
+    val out = val::object();
+    out.set("isParameter", p.impl()->is_parameter);
+    out.set("name", p.impl()->name);
+    out.set("requiresGrad", p.impl()->requires_grad);
+    return out;
+  });
+}
+val set_requires_grad(uint32_t p, bool v) {
+  return guarded([&] {
+    Parameter::from(handles().get(p)).set_requires_grad(v);
     return val(true);
   });
 }
@@ -496,7 +507,7 @@ val register_primitive_call(std::string name, val input_names, val infer_shape, 
       typed_view(c.out).call<void>("set", r);
     };
     def.bprop = [bprop_fn](const std::vector<Tensor>& in, const Tensor& o, const Tensor& d) {
-      return to_grads(bprop_fn(from_tensors(in), val(o), val(d)));
+      return to_grads(bprop_fn(from_tensors(in), handle_val(o), handle_val(d)));
     };
     register_primitive(def);
     return val(true);
@@ -539,17 +550,11 @@ val run_vectors(std::string text, std::string path) {
 EMSCRIPTEN_BINDINGS(bprop) {
   using namespace emscripten;
   namespace js = bprop::js;
-  class_<bprop::Tensor>("Tensor");
-
-  function("errorKind", &js::error_kind);
   function("takeError", &js::take_error);
 
   function("fromBytes", &js::from_bytes);
-  function("dataCopy", &js::data_copy);
-  function("shapeOf", &js::shape_of);
-  function("dtypeOf", &js::dtype_of_tensor);
+  function("dtypeNames", &js::dtype_names);
   function("toString", &js::to_string);
-  function("item", &js::item);
   function("clone", &js::clone);
   function("full", &js::full);
   function("arange", &js::arange);

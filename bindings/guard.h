@@ -1,13 +1,15 @@
-// The error convention of every embind function: catch, record the kind and message, return `undefined`;
-// the JavaScript wrapper reads them (takeError) and throws the matching Error subclass. Errors never unwind
-// through WebAssembly frames as JavaScript exceptions (that would skip C++ destructors and leave grad levels
-// open).
+// The error convention of every exported function: catch, record the kind and message, return a value that
+// means "failed" (`undefined` for embind functions, handle 0 or NaN for the direct exports of direct_ops.cpp);
+// the JavaScript wrapper reads the error (takeError) and throws the matching Error subclass. Errors never
+// unwind through WebAssembly frames as JavaScript exceptions (that would skip C++ destructors and leave grad
+// levels open).
 #pragma once
 #include <emscripten/val.h>
 
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "bprop/errors.h"
 
@@ -20,35 +22,42 @@ struct JsCallbackError : std::runtime_error {
   JsCallbackError() : std::runtime_error("a JavaScript callback threw") {}
 };
 
-// Error kinds as the wrapper sees them: 0..3 are ErrorKind, then these.
+// Error kinds as the wrapper sees them: 0..3 are ErrorKind, then these; -1 is "no error".
 constexpr int kOtherError = 4;
 constexpr int kJsError = 5;
 
 inline int g_error_kind = -1;
 inline std::string g_error_message;
 
-/// Runs f; on any C++ exception records it and returns undefined.
-template <typename F>
-val guarded(F&& f) {
+inline void set_error(int kind, std::string message) {
+  g_error_kind = kind;
+  g_error_message = std::move(message);
+}
+
+/// Runs f and returns its result; on a C++ exception records it and returns `on_error`.
+template <typename R, typename F>
+R catching(F&& f, R on_error) {
   try {
     return f();
   } catch (const Error& e) {
-    g_error_kind = static_cast<int>(e.kind());
-    g_error_message = e.what();
+    set_error(static_cast<int>(e.kind()), e.what());
   } catch (const JsCallbackError&) {
-    g_error_kind = kJsError;
-    g_error_message.clear();
+    set_error(kJsError, std::string());
   } catch (const std::bad_alloc&) {
-    g_error_kind = kOtherError;
-    g_error_message = "out of memory in the WebAssembly heap";
+    set_error(kOtherError, "out of memory in the WebAssembly heap");
   } catch (const std::exception& e) {
-    g_error_kind = kOtherError;
-    g_error_message = e.what();
+    set_error(kOtherError, e.what());
   }
-  return val::undefined();
+  return on_error;
 }
 
-inline val error_kind() { return val(g_error_kind); }
+/// Runs f; on any C++ exception records it and returns undefined.
+template <typename F>
+val guarded(F&& f) {
+  return catching<val>(std::forward<F>(f), val::undefined());
+}
+
+/// {kind, message} of the last error, and clears it.
 inline val take_error() {
   val out = val::object();
   out.set("kind", g_error_kind);

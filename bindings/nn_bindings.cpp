@@ -25,6 +25,7 @@
 
 #include "bprop/bprop.h"
 #include "guard.h"
+#include "handles.h"
 
 using emscripten::val;
 
@@ -32,7 +33,11 @@ namespace bprop::js_nn {
 namespace {
 
 using js::guarded;
+using js::handles;
 using js::take_error;
+
+/// A new handle for t, as a JavaScript number.
+val handle_val(Tensor t) { return val(handles().add(std::move(t))); }
 
 bool is_array(const val& v) {
   static const val array = val::global("Array");
@@ -109,7 +114,7 @@ class Args {
   /// A tensor handle, or an undefined tensor when absent.
   Tensor tensor(const char* key) const {
     if (!has(key)) return {};
-    return get(key).as<Tensor>();
+    return handles().get_or_none(get(key).as<uint32_t>());
   }
   /// One int for both axes or an [h, w] pair.
   Size2 size2(const char* key, int64_t def) const {
@@ -210,7 +215,7 @@ std::vector<Tensor> to_tensors(const val& list) {
   out.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     const val item = list[i];
-    out.push_back(item.isNull() || item.isUndefined() ? Tensor{} : item.as<Tensor>());
+    out.push_back(item.isNull() || item.isUndefined() ? Tensor{} : handles().get_or_none(item.as<uint32_t>()));
   }
   return out;
 }
@@ -236,7 +241,7 @@ std::vector<Parameter> to_parameters(const std::string& who, const val& list) {
 }
 
 val from_value(const Value& v) {
-  if (v.is_tensor()) return val(v.tensor());
+  if (v.is_tensor()) return handle_val(v.tensor());
   val out = val::array();
   for (size_t i = 0; i < v.size(); ++i) out.set(i, from_value(v[i]));
   return out;
@@ -368,7 +373,7 @@ val cell_parameters(std::shared_ptr<Cell> cell) {
     for (size_t i = 0; i < params.size(); ++i) {
       val pair = val::array();
       pair.set(0, params[i].first);
-      pair.set(1, val(static_cast<const Tensor&>(params[i].second)));
+      pair.set(1, handle_val(static_cast<const Tensor&>(params[i].second)));
       out.set(i, pair);
     }
     return out;
@@ -470,7 +475,7 @@ val optimizer_state(std::shared_ptr<optim::Optimizer> opt, double i) {
     for (const auto& [key, t] : opt->state(static_cast<size_t>(i))) {
       val pair = val::array();
       pair.set(0, key);
-      pair.set(1, val(t));
+      pair.set(1, handle_val(t));
       out.set(k++, pair);
     }
     return out;
@@ -543,7 +548,7 @@ val make_initializer_tensor(val args) {
     const Args a("initializer", args);
     const std::optional<nn::Initializer> init = a.initializer("init");
     if (!init) a.fail("init", "is required");
-    return val(nn::initializer(*init, a.shape("shape"), a.dtype()));
+    return handle_val(nn::initializer(*init, a.shape("shape"), a.dtype()));
   });
 }
 
@@ -588,7 +593,7 @@ val parse_checkpoint(val bytes, std::string source) {
     val tensors = val::array();
     for (size_t i = 0; i < ck.tensors.size(); ++i) {
       names.set(i, ck.tensors[i].first);
-      tensors.set(i, val(ck.tensors[i].second));
+      tensors.set(i, handle_val(ck.tensors[i].second));
     }
     val metadata = val::object();
     for (const auto& [k, v] : ck.metadata) metadata.set(k, v);
@@ -618,14 +623,17 @@ class ParameterTree : public Cell {
   }
 
  private:
+  // Every sub-cell of a tree is a tree made here, so children_ finds them without RTTI (the module is built
+  // with -fno-rtti).
   ParameterTree& child(const std::string& name) {
-    for (const auto& [n, c] : name_cells()) {
-      if (n == name) {
-        if (auto* tree = dynamic_cast<ParameterTree*>(c.get())) return *tree;
-      }
+    for (const auto& [n, c] : children_) {
+      if (n == name) return *c;
     }
-    return *register_cell(name, std::make_shared<ParameterTree>());
+    children_.emplace_back(name, register_cell(name, std::make_shared<ParameterTree>()));
+    return *children_.back().second;
   }
+
+  std::vector<std::pair<std::string, std::shared_ptr<ParameterTree>>> children_;
 };
 
 /// Loads checkpoint bytes into params[i] (named names[i]); returns the names not loaded (strict: none).

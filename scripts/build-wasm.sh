@@ -20,12 +20,18 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DEigen3_DIR=/usr/share/eigen3/cmake -Dnlohmann_json_DIR=/usr/share/cmake/nlohmann_json
 fi
 cmake --build "$build" -j "$(nproc)"
-# Package size: what a browser downloads.
+# Package size: what a browser downloads. The first total is the module (wasm + glue) and the entry
+# (web/index.js); the second adds the modules the entry imports (web/nn.js, web/checkpoint.js).
+gz() { gzip -9c "$1" | wc -c; }
 js="$root/web/dist/bprop.cjs"
 wasm="$root/web/dist/bprop.wasm"
-entry_bytes=$(cat "$root/web/index.js" | wc -c)
-entry_gz=$(gzip -9c "$root/web/index.js" | wc -c)
-raw=$(( $(wc -c <"$js") + $(wc -c <"$wasm") + entry_bytes ))
-gz=$(( $(gzip -9c "$js" | wc -c) + $(gzip -9c "$wasm" | wc -c) + entry_gz ))
-printf 'bprop wasm package size: wasm %d B, js %d B (glue + entry), total %d B raw, %d B gzip\n' \
-  "$(wc -c <"$wasm")" "$(( $(wc -c <"$js") + entry_bytes ))" "$raw" "$gz"
+entry="$root/web/index.js"
+raw=$(( $(wc -c <"$js") + $(wc -c <"$wasm") + $(wc -c <"$entry") ))
+gzsum=$(( $(gz "$js") + $(gz "$wasm") + $(gz "$entry") ))
+rest_gz=$(( $(gz "$root/web/nn.js") + $(gz "$root/web/checkpoint.js") ))
+js_raw=$(( $(wc -c <"$js") + $(wc -c <"$entry") ))
+js_gz=$(( $(gz "$js") + $(gz "$entry") ))
+printf 'bprop wasm package size: wasm %d B (%d gzip), js %d B (glue + entry, %d gzip), ' \
+  "$(wc -c <"$wasm")" "$(gz "$wasm")" "$js_raw" "$js_gz"
+printf 'total %d B raw, %d B gzip\n' "$raw" "$gzsum"
+printf 'bprop wasm package size with web/nn.js and web/checkpoint.js: %d B gzip\n' "$(( gzsum + rest_gz ))"

@@ -7,7 +7,11 @@
 //
 // Tensors live in the WebAssembly heap. Free them with tensor.dispose(), `using`, bp.tidy(fn) or
 // bp.scope(async fn); tensors made inside functions given to grad and friends are freed by the library.
-// A FinalizationRegistry frees what is forgotten, eventually.
+// A FinalizationRegistry frees what is forgotten outside every scope, eventually.
+//
+// The module is reached in two ways: embind functions for everything with structured arguments, and plain
+// WebAssembly exports (bindings/direct_ops.cpp) for the per-op path, where a tensor is an integer handle and
+// an op call such as x.mul(2) is one call into the module.
 
 import { makeCheckpoint } from './checkpoint.js';
 import { makeNn } from './nn.js';
@@ -143,27 +147,37 @@ function nest(flat, shape) {
   return build(0, 0);
 }
 
+function disposedError() {
+  return new ValueError('bprop: the tensor has been disposed');
+}
+
 // ---- the Tensor class ----------------------------------------------------------------------------------
 
-/** A tensor in the WebAssembly heap. Created by a Bprop instance; methods run ops on it. */
+/**
+ * A tensor in the WebAssembly heap. Created by a Bprop instance; methods run ops on it. `_h` is the module's
+ * integer handle (0 once disposed); `_s` the scope (an array) that disposes it, or null; `_fin` whether the
+ * FinalizationRegistry watches it (only tensors outside every scope are registered: a scope frees the rest).
+ */
 export class Tensor {
   constructor(bp, handle) {
     this._bp = bp;
     this._h = handle;
+    this._s = null;
+    this._fin = false;
     bp._adopt(this);
   }
   get handle() {
-    if (!this._h) throw new ValueError('bprop: the tensor has been disposed');
+    if (this._h === 0) throw disposedError();
     return this._h;
   }
   get isDisposed() {
-    return this._h === null;
+    return this._h === 0;
   }
   get shape() {
-    return this._bp._mod.shapeOf(this.handle);
+    return this._bp._shape(this.handle);
   }
   get dtype() {
-    return this._bp._mod.dtypeOf(this.handle);
+    return this._bp._dtype(this.handle);
   }
   get rank() {
     return this.shape.length;
@@ -173,7 +187,7 @@ export class Tensor {
   }
   /** A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool). */
   data() {
-    return this._bp._check(this._bp._mod.dataCopy(this.handle));
+    return this._bp._data(this.handle);
   }
   /** The elements as nested arrays (booleans for bool tensors); a number for a 0-d tensor. */
   toArray() {
@@ -183,10 +197,10 @@ export class Tensor {
   }
   /** The only element of a one-element tensor. */
   item() {
-    return this._bp._check(this._bp._mod.item(this.handle));
+    return this._bp._item(this.handle);
   }
   toString(maxElements = 64) {
-    if (!this._h) return 'Tensor(disposed)';
+    if (this._h === 0) return 'Tensor(disposed)';
     return this._bp._check(this._bp._mod.toString(this._h, maxElements));
   }
   /** A copy with its own storage and no autodiff history. */
@@ -195,9 +209,7 @@ export class Tensor {
   }
   /** Frees the tensor's memory now (idempotent). */
   dispose() {
-    if (this._h) {
-      this._bp._release(this);
-    }
+    if (this._h !== 0) this._bp._release(this);
   }
   [Symbol.for('nodejs.util.inspect.custom')]() {
     return this.toString();
@@ -212,10 +224,10 @@ if (typeof Symbol.dispose === 'symbol') {
 /** A named tensor that grad can differentiate through `weights`; update it in place with assign(). */
 export class Parameter extends Tensor {
   get name() {
-    return this._bp._mod.parameterInfo(this.handle).name;
+    return this._bp._check(this._bp._mod.parameterInfo(this.handle)).name;
   }
   get requiresGrad() {
-    return this._bp._mod.parameterInfo(this.handle).requiresGrad;
+    return this._bp._check(this._bp._mod.parameterInfo(this.handle)).requiresGrad;
   }
   set requiresGrad(v) {
     this._bp._check(this._bp._mod.setRequiresGrad(this.handle, !!v));
@@ -240,11 +252,8 @@ class Bprop {
     this._scopes = [];
     this._pendingError = null;
     this._finalizer =
-      typeof FinalizationRegistry === 'function'
-        ? new FinalizationRegistry((handle) => {
-            if (!handle.isDeleted()) handle.delete();
-          })
-        : null;
+      typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((handle) => mod._bp_release(handle)) : null;
+    this._dtypeNames = mod.dtypeNames();
     this._specs = new Map();
     this.ShapeError = ShapeError;
     this.DTypeError = DTypeError;
@@ -263,6 +272,11 @@ class Bprop {
 
   _check(r) {
     if (r !== undefined) return r;
+    return this._fail();
+  }
+
+  /** Throws the error the module recorded. */
+  _fail() {
     const e = this._mod.takeError();
     if (e.kind === 5) {
       const err = this._pendingError ?? new BpropError('bprop: a callback failed');
@@ -273,19 +287,95 @@ class Bprop {
     throw Cls ? new Cls(e.message) : new BpropError(e.message);
   }
 
+  /** A new tensor joins the innermost scope; outside every scope (and parameters always) the finalizer. */
   _adopt(t) {
-    if (this._finalizer) this._finalizer.register(t, t._h, t);
-    if (this._scopes.length && !(t instanceof Parameter)) this._scopes[this._scopes.length - 1].add(t);
+    const n = this._scopes.length;
+    if (n !== 0 && !(t instanceof Parameter)) {
+      const s = this._scopes[n - 1];
+      s.push(t);
+      t._s = s;
+    } else {
+      this._watch(t);
+    }
+  }
+
+  _watch(t) {
+    if (this._finalizer !== null && !t._fin) {
+      this._finalizer.register(t, t._h, t);
+      t._fin = true;
+    }
   }
 
   _release(t) {
-    if (this._finalizer) this._finalizer.unregister(t);
-    if (!t._h.isDeleted()) t._h.delete();
-    t._h = null;
+    if (t._fin) this._finalizer.unregister(t);
+    this._mod._bp_release(t._h);
+    t._h = 0;
+    t._s = null;
+    t._fin = false;
   }
 
   _wrap(handle) {
     return new Tensor(this, handle);
+  }
+
+  /** Wraps a handle a direct export returned (0: it failed). */
+  _result(h) {
+    if (h === 0) this._fail();
+    return new Tensor(this, h);
+  }
+
+  // The direct exports of the module (bindings/direct_ops.cpp): one WebAssembly call per op.
+  _op1(id, a) {
+    const ha = a._h;
+    if (ha === 0) throw disposedError();
+    return this._result(this._mod._bp_op1(id, ha));
+  }
+  _op2(id, a, b) {
+    const ha = a._h;
+    const hb = b._h;
+    if (ha === 0 || hb === 0) throw disposedError();
+    return this._result(this._mod._bp_op2(id, ha, hb));
+  }
+  /** op(a, v) for a number v (op(v, a) when scalarFirst is 1), v as a scalar like a. */
+  _op2s(id, a, v, scalarFirst) {
+    const ha = a._h;
+    if (ha === 0) throw disposedError();
+    return this._result(this._mod._bp_op2s(id, ha, v, scalarFirst));
+  }
+  _item(h) {
+    const v = this._mod._bp_item(h);
+    if (v !== v && this._mod._bp_error_kind() >= 0) this._fail();
+    return v;
+  }
+  _dtype(h) {
+    const d = this._mod._bp_dtype(h);
+    if (d < 0) this._fail();
+    return this._dtypeNames[d];
+  }
+  _shape(h) {
+    const p = this._mod._bp_shape(h);
+    if (p === 0) this._fail();
+    const heap = this._mod.HEAPF64;
+    const i = p >> 3;
+    const n = heap[i];
+    const out = new Array(n);
+    for (let k = 0; k < n; ++k) out[k] = heap[i + 1 + k];
+    return out;
+  }
+  /** A copy of the elements (the typed array of the dtype; Uint8Array for bool). */
+  _data(h) {
+    const Typed = TYPED[this._dtype(h)];
+    const n = this._shape(h).reduce((a, b) => a * b, 1);
+    const p = this._mod._bp_data(h);
+    if (p === 0) this._fail();
+    const bytes = this._mod.HEAPU8.slice(p, p + n * Typed.BYTES_PER_ELEMENT);
+    return new Typed(bytes.buffer);
+  }
+  /** A new handle to t's tensor, for the module to take. */
+  _dup(t) {
+    const h = this._mod._bp_dup(t.handle);
+    if (h === 0) this._fail();
+    return h;
   }
 
   /** Wraps what the module returned: a handle, null, or nested arrays of them. */
@@ -311,26 +401,47 @@ class Bprop {
     throw new ValueError(`bprop: expected a tensor, got ${v === null ? 'null' : typeof v}`);
   }
 
+  /** A scope is an array of the tensors made while it was the innermost one (each with `_s` pointing at it). */
   _openScope() {
-    const s = new Set();
+    const s = [];
     this._scopes.push(s);
     return s;
   }
 
-  /** Closes scope s: disposes what it tracked except the tensors in `keep`, which move to the parent scope. */
+  /**
+   * Closes scope s: disposes what it still tracks except the tensors in `keep`, which move to the parent scope
+   * (or, outside every scope, to the finalizer).
+   */
   _closeScope(s, keep) {
-    const i = this._scopes.lastIndexOf(s);
-    if (i >= 0) this._scopes.splice(i, 1);
-    const kept = new Set();
-    collectTensors(keep, kept);
-    const parent = this._scopes[this._scopes.length - 1];
-    for (const t of s) {
-      if (kept.has(t)) {
-        if (parent) parent.add(t);
+    const scopes = this._scopes;
+    if (scopes[scopes.length - 1] === s) scopes.pop();
+    else {
+      const i = scopes.lastIndexOf(s);
+      if (i >= 0) scopes.splice(i, 1);
+    }
+    let kept = null;
+    if (keep instanceof Tensor) kept = keep;
+    else if (keep !== null && typeof keep === 'object') {
+      kept = new Set();
+      collectTensors(keep, kept);
+    }
+    const parent = scopes.length !== 0 ? scopes[scopes.length - 1] : null;
+    for (let i = 0; i < s.length; ++i) {
+      const t = s[i];
+      if (t._s !== s || t._h === 0) continue; // taken out with keep(), or disposed already
+      if (kept !== null && (kept === t || (kept instanceof Set && kept.has(t)))) {
+        if (parent !== null) {
+          parent.push(t);
+          t._s = parent;
+        } else {
+          t._s = null;
+          this._watch(t);
+        }
       } else {
-        t.dispose();
+        this._release(t);
       }
     }
+    s.length = 0;
   }
 
   /**
@@ -340,13 +451,15 @@ class Bprop {
   _callback(fn, convert = 'value') {
     return (handles, ...rest) => {
       const s = this._openScope();
+      const made = [];
       let result;
       try {
-        const args = handles.map((h) => (h === null ? null : this._wrap(h)));
+        const args = handles.map((h) => (h === null || h === 0 ? null : this._wrap(h)));
         const extra = rest.map((h) => this._wrap(h));
         const r = fn(...args, ...extra);
-        result = convert === 'grads' ? this._toGradHandles(r, args.length) : this._toHandles(r);
+        result = convert === 'grads' ? this._toGradHandles(r, args.length, made) : this._toHandles(r, made);
       } catch (e) {
+        for (const h of made) this._mod._bp_release(h);
         this._pendingError = e;
         result = undefined;
       } finally {
@@ -356,19 +469,23 @@ class Bprop {
     };
   }
 
-  _toHandles(r) {
-    if (r instanceof Tensor) return r.handle.clone();
-    if (Array.isArray(r)) return r.map((x) => this._toHandles(x));
-    if (typeof r === 'number') return this.scalar(r).handle.clone();
-    throw new ValueError('bprop: the function must return a tensor or an array of tensors');
+  /** New handles for what a callback returned (the module takes them); each is also pushed to `made`. */
+  _toHandles(r, made) {
+    let h;
+    if (r instanceof Tensor) h = this._dup(r);
+    else if (Array.isArray(r)) return r.map((x) => this._toHandles(x, made));
+    else if (typeof r === 'number') h = this._check(this._mod.scalar(r, 'float32'));
+    else throw new ValueError('bprop: the function must return a tensor or an array of tensors');
+    made.push(h);
+    return h;
   }
 
-  _toGradHandles(r, n) {
+  _toGradHandles(r, n, made) {
     const list = Array.isArray(r) ? r : [r];
     if (list.length !== n) {
       throw new ValueError(`bprop: bprop returned ${list.length} gradients for ${n} inputs`);
     }
-    return list.map((g) => (g === null || g === undefined ? null : this._toHandles(g)));
+    return list.map((g) => (g === null || g === undefined ? null : this._toHandles(g, made)));
   }
 
   /** Runs f(handles) with numbers among args converted to scalars, disposing those temporaries after. */
@@ -387,15 +504,57 @@ class Bprop {
     }
   }
 
+  /**
+   * Defines bp.ops[name] and the tensor method. Calls with one or two tensors (or a tensor and a number) and
+   * no attributes, the common case, go straight to the module's direct exports by op index; anything else
+   * goes through _runOp. The module is loaded once per page (init), so the op indices are the same for every
+   * tensor.
+   */
   _defineOp(name) {
     const spec = this._check(this._mod.opSpec(name));
     this._specs.set(name, spec);
-    const fn = (...args) => this._runOp(spec, args);
+    const id = this._check(this._mod.opIndex(name));
+    const bp = this;
+    const arity = spec.variadic ? -1 : spec.inputs.length;
+    let fn;
+    let method;
+    if (arity === 1) {
+      fn = function op1(a) {
+        if (arguments.length === 1 && a instanceof Tensor && a._bp === bp) return bp._op1(id, a);
+        return bp._runOp(spec, Array.from(arguments));
+      };
+      method = function opMethod1() {
+        if (arguments.length === 0) return this._bp._op1(id, this);
+        return this._bp.ops[name](this, ...arguments);
+      };
+    } else if (arity === 2) {
+      fn = function op2(a, b) {
+        if (arguments.length === 2) {
+          if (a instanceof Tensor && a._bp === bp) {
+            if (b instanceof Tensor && b._bp === bp) return bp._op2(id, a, b);
+            if (typeof b === 'number') return bp._op2s(id, a, b, 0);
+          } else if (typeof a === 'number' && b instanceof Tensor && b._bp === bp) {
+            return bp._op2s(id, b, a, 1);
+          }
+        }
+        return bp._runOp(spec, Array.from(arguments));
+      };
+      method = function opMethod2(b) {
+        if (arguments.length === 1) {
+          const owner = this._bp;
+          if (b instanceof Tensor && b._bp === owner) return owner._op2(id, this, b);
+          if (typeof b === 'number') return owner._op2s(id, this, b, 0);
+        }
+        return this._bp.ops[name](this, ...arguments);
+      };
+    } else {
+      fn = (...args) => bp._runOp(spec, args);
+      method = function opMethod(...args) {
+        return this._bp.ops[name](this, ...args);
+      };
+    }
     this.ops[name] = fn;
     if (camel(name) !== name) this.ops[camel(name)] = fn;
-    const method = function opMethod(...args) {
-      return this._bp.ops[name](this, ...args);
-    };
     for (const key of new Set([name, camel(name)])) {
       if (!(key in Tensor.prototype)) Object.defineProperty(Tensor.prototype, key, { value: method, writable: true });
     }
@@ -586,7 +745,10 @@ class Bprop {
   }
   /** Takes a tensor out of the scope it is tracked by (it then lives until disposed). */
   keep(t) {
-    for (const s of this._scopes) s.delete(t);
+    if (t instanceof Tensor && t._s !== null && t._h !== 0) {
+      t._s = null;
+      this._watch(t);
+    }
     return t;
   }
 
@@ -737,7 +899,7 @@ function makeParameterClass(bp) {
       try {
         handle = bp._check(bp._mod.makeParameter(copy, name, requiresGrad));
       } finally {
-        copy.delete();
+        bp._mod._bp_release(copy);
       }
       super(bp, handle);
     }

@@ -1,0 +1,180 @@
+// The hot path from JavaScript: plain WebAssembly exports taking and returning integer handles and numbers,
+// called without embind (Module._bp_op2(op, a, b)). An op call from JavaScript is one of these calls: the op
+// is an index into a table of OpDefs (resolved once, by name, when web/index.js defines the op's function),
+// and a number operand is turned into a scalar here, in the same call.
+//
+// Every export catches C++ exceptions (guard.h) and returns 0 (handles) or NaN (numbers) after recording
+// the error; the wrapper then reads it with takeError.
+#include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bprop/bprop.h"
+#include "guard.h"
+#include "handles.h"
+
+namespace bprop::js {
+namespace {
+
+std::vector<const OpDef*>& op_table() {
+  static std::vector<const OpDef*> table;
+  return table;
+}
+
+const OpDef& op_at(uint32_t index) {
+  const auto& table = op_table();
+  if (index >= table.size()) throw ValueError("bprop: invalid op index");
+  return *table[index];
+}
+
+/// The index of a registered op for the direct calls (UnknownOpError for an unknown name).
+val op_index(std::string name) {
+  return guarded([&] {
+    const OpDef* op = &registry().get(name);
+    auto& table = op_table();
+    for (size_t i = 0; i < table.size(); ++i) {
+      if (table[i] == op) return val(static_cast<double>(i));
+    }
+    table.push_back(op);
+    return val(static_cast<double>(table.size() - 1));
+  });
+}
+
+/// An op's input list, reused across calls to save an allocation per op. An op may call back into
+/// JavaScript (a registered primitive, a custom bprop) and so into another direct call: each nesting level
+/// takes its own list from the pool.
+class Inputs {
+ public:
+  Inputs() {
+    if (!pool().empty()) {
+      list_ = std::move(pool().back());
+      pool().pop_back();
+    }
+  }
+  ~Inputs() {
+    list_.clear();
+    pool().push_back(std::move(list_));
+  }
+  Inputs(const Inputs&) = delete;
+  Inputs& operator=(const Inputs&) = delete;
+  std::vector<Tensor>& list() { return list_; }
+
+ private:
+  static std::vector<std::vector<Tensor>>& pool() {
+    static std::vector<std::vector<Tensor>> p;
+    return p;
+  }
+  std::vector<Tensor> list_;
+};
+
+const Attrs& no_attrs() {
+  static const Attrs empty;
+  return empty;
+}
+
+/// [rank, dims...] of the last bp_shape call.
+std::vector<double>& shape_buffer() {
+  static std::vector<double> buffer;
+  return buffer;
+}
+
+}  // namespace
+}  // namespace bprop::js
+
+using bprop::js::catching;
+using bprop::js::handles;
+
+extern "C" {
+
+/// op(a) with the op's default attributes.
+EMSCRIPTEN_KEEPALIVE uint32_t bp_op1(uint32_t op, uint32_t a) {
+  return catching(
+      [&] {
+        bprop::js::Inputs in;
+        in.list().push_back(handles().get(a));
+        return handles().add(bprop::call_op(bprop::js::op_at(op), in.list(), bprop::js::no_attrs()));
+      },
+      0u);
+}
+
+/// op(a, b) with the op's default attributes.
+EMSCRIPTEN_KEEPALIVE uint32_t bp_op2(uint32_t op, uint32_t a, uint32_t b) {
+  return catching(
+      [&] {
+        bprop::js::Inputs in;
+        in.list().push_back(handles().get(a));
+        in.list().push_back(handles().get(b));
+        return handles().add(bprop::call_op(bprop::js::op_at(op), in.list(), bprop::js::no_attrs()));
+      },
+      0u);
+}
+
+/// op(a, s) or, with scalar_first, op(s, a), where s is the number v as a scalar like a (bprop::scalar_like:
+/// a's dtype when a is float).
+EMSCRIPTEN_KEEPALIVE uint32_t bp_op2s(uint32_t op, uint32_t a, double v, int scalar_first) {
+  return catching(
+      [&] {
+        bprop::js::Inputs in;
+        const bprop::Tensor& t = handles().get(a);
+        bprop::Tensor s = bprop::scalar_like(v, t);
+        if (scalar_first) {
+          in.list().push_back(std::move(s));
+          in.list().push_back(t);
+        } else {
+          in.list().push_back(t);
+          in.list().push_back(std::move(s));
+        }
+        return handles().add(bprop::call_op(bprop::js::op_at(op), in.list(), bprop::js::no_attrs()));
+      },
+      0u);
+}
+
+/// Frees a handle.
+EMSCRIPTEN_KEEPALIVE void bp_release(uint32_t h) { handles().release(h); }
+
+/// A second handle to the same tensor.
+EMSCRIPTEN_KEEPALIVE uint32_t bp_dup(uint32_t h) {
+  return catching([&] { return handles().add(handles().get(h)); }, 0u);
+}
+
+/// The only element of a one-element tensor (NaN and an error otherwise). NaN is also a value, so the wrapper
+/// tells them apart with bp_error_kind: clear it first.
+EMSCRIPTEN_KEEPALIVE double bp_item(uint32_t h) {
+  bprop::js::g_error_kind = -1;
+  return catching([&] { return handles().get(h).item(); }, std::nan(""));
+}
+
+/// The dtype as bprop::DType's value (-1 and an error for a bad handle).
+EMSCRIPTEN_KEEPALIVE int bp_dtype(uint32_t h) {
+  return catching([&] { return static_cast<int>(handles().get(h).dtype()); }, -1);
+}
+
+/// The address of [rank, dims...] as doubles, valid until the next call (0 and an error for a bad handle).
+EMSCRIPTEN_KEEPALIVE const double* bp_shape(uint32_t h) {
+  return catching(
+      [&]() -> const double* {
+        const bprop::Shape& s = handles().get(h).shape();
+        std::vector<double>& out = bprop::js::shape_buffer();
+        out.assign(1, static_cast<double>(s.size()));
+        for (int64_t d : s) out.push_back(static_cast<double>(d));
+        return out.data();
+      },
+      static_cast<const double*>(nullptr));
+}
+
+/// The address of the tensor's elements (0 and an error for a bad handle).
+EMSCRIPTEN_KEEPALIVE const void* bp_data(uint32_t h) {
+  return catching([&]() -> const void* { return handles().get(h).raw_data(); }, static_cast<const void*>(nullptr));
+}
+
+/// The kind of the recorded error (-1: none), without clearing it.
+EMSCRIPTEN_KEEPALIVE int bp_error_kind() { return bprop::js::g_error_kind; }
+
+}  // extern "C"
+
+EMSCRIPTEN_BINDINGS(bprop_direct) { emscripten::function("opIndex", &bprop::js::op_index); }
