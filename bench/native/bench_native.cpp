@@ -155,6 +155,31 @@ std::string fmt(double v) {
   return os.str();
 }
 
+/// Times SGD (lr 0.01) training steps of loss_fn over params on `inputs`, and checks that the step-0 loss is
+/// finite and near ln 10 and that the loss decreases.
+json time_training(const std::string& workload, const Reps& reps,
+                   const std::function<Value(const std::vector<Tensor>&)>& loss_fn,
+                   const std::vector<Parameter>& params, const std::vector<Tensor>& inputs) {
+  auto step = bprop::value_and_grad(loss_fn, nullptr, params);
+  bprop::optim::SGD sgd(params, 0.01);
+  std::vector<double> losses;
+  auto body = [&] {
+    const Value r = step(inputs);
+    losses.push_back(r[0].tensor().item());
+    sgd.apply_gradients(r[1]);
+  };
+  json j = line(workload, "ms_per_step", summarize(time_ms(reps, body)));
+  const double loss0 = losses.front(), last = losses.back();
+  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
+  j["check"] = {{"ok", ok},
+                {"loss0", loss0},
+                {"loss_last", last},
+                {"steps", losses.size()},
+                {"message", ok ? "step-0 loss " + fmt(loss0) + ", decreasing"
+                               : "loss not finite or not decreasing: " + fmt(loss0) + " -> " + fmt(last)}};
+  return j;
+}
+
 // ---- W1 mlp_step ---------------------------------------------------------------------------------------
 
 void w1(const Reps& reps) {
@@ -175,25 +200,7 @@ void w1(const Reps& reps) {
     Tensor logits = ops::matmul(h2, w3) + b3;
     return ops::cross_entropy(logits, a[1]);
   };
-  auto step = bprop::value_and_grad(loss_fn, nullptr, params);
-  bprop::optim::SGD sgd(params, 0.01);
-
-  std::vector<double> losses;
-  auto body = [&] {
-    const Value r = step({x, y});
-    losses.push_back(r[0].tensor().item());
-    sgd.apply_gradients(r[1]);
-  };
-  json j = line("W1", "ms_per_step", summarize(time_ms(reps, body)));
-  const double loss0 = losses.front(), last = losses.back();
-  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
-  j["check"] = {{"ok", ok},
-                {"loss0", loss0},
-                {"loss_last", last},
-                {"steps", losses.size()},
-                {"message", ok ? "step-0 loss " + fmt(loss0) + ", decreasing"
-                               : "loss not finite or not decreasing: " + fmt(loss0) + " -> " + fmt(last)}};
-  emit(j);
+  emit(time_training("W1", reps, loss_fn, params, {x, y}));
 }
 
 // ---- W2 scalar_chain --------------------------------------------------------------------------------------
@@ -321,24 +328,7 @@ void w4(const Reps& reps) {
     Tensor logits = ops::matmul(ops::reshape(h, {batch, 32 * 7 * 7}), dw) + db;
     return ops::cross_entropy(logits, a[1]);
   };
-  auto step = bprop::value_and_grad(loss_fn, nullptr, params);
-  bprop::optim::SGD sgd(params, 0.01);
-  std::vector<double> losses;
-  auto body = [&] {
-    const Value r = step({x, y});
-    losses.push_back(r[0].tensor().item());
-    sgd.apply_gradients(r[1]);
-  };
-  json j = line("W4", "ms_per_step", summarize(time_ms(reps, body)));
-  const double loss0 = losses.front(), last = losses.back();
-  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
-  j["check"] = {{"ok", ok},
-                {"loss0", loss0},
-                {"loss_last", last},
-                {"steps", losses.size()},
-                {"message", ok ? "step-0 loss " + fmt(loss0) + ", decreasing"
-                               : "loss not finite or not decreasing: " + fmt(loss0) + " -> " + fmt(last)}};
-  emit(j);
+  emit(time_training("W4", reps, loss_fn, params, {x, y}));
 }
 
 // ---- W5 elementwise --------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ constexpr size_t kAlign = 64;
 constexpr size_t kPage = 4096;
 // Smaller blocks are cheap for malloc to recycle; the cap bounds what an idle thread keeps.
 constexpr size_t kMinCached = 64 * 1024;
+#ifndef __EMSCRIPTEN__
 constexpr size_t kMaxCachedBytes = size_t{128} << 20;
 constexpr size_t kMaxCachedBlocks = 64;
+#endif
 
 size_t rounded(size_t bytes) {
   const size_t unit = bytes >= kMinCached ? kPage : kAlign;

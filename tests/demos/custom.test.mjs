@@ -1,21 +1,10 @@
 // The custom backward operator page in headless Chromium (see harness.mjs).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
+import { test } from 'node:test';
+import { browserSuite, screenshot, waitReady } from './harness.mjs';
 
-const skip = missingBrowser() ?? false;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const suite = browserSuite();
+const { skip } = suite;
 
 const values = (page) =>
   page.evaluate(() => Object.fromEntries(['r-f', 'r-auto', 'r-custom'].map((id) => [id, Number(document.getElementById(id).dataset.value)])));
@@ -28,7 +17,7 @@ async function setBprop(page, src) {
 }
 
 test('custom bprop: editing the bprop changes the gradient; automatic one stays', { skip, timeout: 180_000 }, async () => {
-  const { page, problems, context } = await openPage(browser, server.url, 'custom.html');
+  const { page, problems, context } = await suite.open('custom.html');
   await waitReady(page, problems);
   await page.fill('#x0', '1.5');
 
@@ -72,7 +61,7 @@ test('custom bprop: editing the bprop changes the gradient; automatic one stays'
 });
 
 test('custom bprop, registered primitive: editing the bprop changes the gradient; each version gets its own name', { skip, timeout: 180_000 }, async () => {
-  const { page, problems, context } = await openPage(browser, server.url, 'custom.html');
+  const { page, problems, context } = await suite.open('custom.html');
   await waitReady(page, problems);
   await page.fill('#x0', '1.5');
   await page.selectOption('#mode', 'primitive');

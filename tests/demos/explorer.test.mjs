@@ -1,33 +1,22 @@
 // The index page and the derivative explorer in headless Chromium (see harness.mjs).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
+import { test } from 'node:test';
+import { browserSuite, screenshot, waitReady } from './harness.mjs';
 
-const skip = missingBrowser() ?? false;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const suite = browserSuite();
+const { skip } = suite;
 
 test('index page links every demo and loads cleanly', { skip, timeout: 120_000 }, async () => {
-  const { page, problems, context } = await openPage(browser, server.url, 'index.html');
+  const { page, problems, context } = await suite.open('index.html');
   await waitReady(page, problems);
   const links = await page.$$eval('.card a', (as) => as.map((a) => a.getAttribute('href')));
   assert.deepEqual(links, ['explorer.html', 'graph.html', 'custom.html', 'train.html']);
   // The directory URL that npm start prints serves the index page.
-  const dir = await fetch(new URL('demos/web/', server.url));
+  const dir = await fetch(new URL('demos/web/', suite.url));
   assert.equal(dir.status, 200);
   assert.match(await dir.text(), /<title>bprop demos<\/title>/);
   for (const href of links) {
-    const r = await fetch(new URL(`demos/web/${href}`, server.url));
+    const r = await fetch(new URL(`demos/web/${href}`, suite.url));
     await r.arrayBuffer();
     assert.equal(r.status, 200, `GET ${href}`);
   }
@@ -37,7 +26,7 @@ test('index page links every demo and loads cleanly', { skip, timeout: 120_000 }
 });
 
 test('explorer: x^3 gives f\'(2) = 12 and f\'\'(2) = 12; bad input gives a message', { skip, timeout: 180_000 }, async () => {
-  const { page, problems, context } = await openPage(browser, server.url, 'explorer.html');
+  const { page, problems, context } = await suite.open('explorer.html');
   await waitReady(page, problems);
   // The default expression is plotted.
   assert.equal(await page.$eval('#message', (e) => e.dataset.kind), 'ok');

@@ -1,26 +1,15 @@
 // The backward-graph viewer in headless Chromium (see harness.mjs).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
+import { test } from 'node:test';
+import { browserSuite, screenshot, waitReady } from './harness.mjs';
 
-const skip = missingBrowser() ?? false;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const suite = browserSuite();
+const { skip } = suite;
 
 const labels = (page, kind) => page.$$eval(`#graph .node.${kind} text.label`, (ts) => ts.map((t) => t.textContent));
 
 test('graph viewer: x*x*x shows its forward muls, the mul backward steps and dout flowing back', { skip, timeout: 180_000 }, async () => {
-  const { page, problems, context } = await openPage(browser, server.url, 'graph.html');
+  const { page, problems, context } = await suite.open('graph.html');
   await waitReady(page, problems);
   await page.fill('#expr', 'x*x*x');
   await page.fill('#x0', '2');

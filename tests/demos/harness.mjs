@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -104,6 +105,32 @@ export async function openPage(browser, baseUrl, name, { width = 1280, height = 
   });
   await page.goto(new URL(`demos/web/${name}`, baseUrl).href, { waitUntil: 'load' });
   return { page, problems, context };
+}
+
+/**
+ * One server and one browser for the page tests of a file: registers the before/after hooks and returns
+ * { skip, url, open(name, options) }. skip is the reason the tests cannot run (no Chromium), else false.
+ */
+export function browserSuite() {
+  let server;
+  let browser;
+  const skip = missingBrowser() ?? false;
+  before(async () => {
+    if (skip) return;
+    server = await startServer();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  return {
+    skip,
+    get url() {
+      return server.url;
+    },
+    open: (name, options) => openPage(browser, server.url, name, options),
+  };
 }
 
 /** Waits for document.body.dataset.ready === '1' (pages set it when their work is done and on screen). */

@@ -1,30 +1,19 @@
 // The training page in headless Chromium (see harness.mjs): training runs in a Web Worker and reaches a set
 // accuracy on the spiral, and a set held-out test accuracy on the bundled Fashion-MNIST subset, within a bounded time.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, missingBrowser, openPage, screenshot, startServer, waitReady } from './harness.mjs';
+import { test } from 'node:test';
+import { browserSuite, screenshot, waitReady } from './harness.mjs';
 
-const skip = missingBrowser() ?? false;
+const suite = browserSuite();
+const { skip } = suite;
 const TARGET = 0.95;
 const LIMIT_MS = 90_000;
 const FASHION_TARGET = 0.7;
 const FASHION_LIMIT_MS = 120_000;
-let server;
-let browser;
-
-before(async () => {
-  if (skip) return;
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 test(`train: the spiral reaches ${TARGET * 100}% accuracy within ${LIMIT_MS / 1000} s, in a worker`, { skip, timeout: 180_000 }, async (t) => {
   const t0 = Date.now();
-  const { page, problems, context } = await openPage(browser, server.url, 'train.html');
+  const { page, problems, context } = await suite.open('train.html');
   await waitReady(page, problems);
   assert.equal(await page.$eval('#dataset', (s) => s.value), 'spiral');
   await page
@@ -48,7 +37,7 @@ test(`train: the spiral reaches ${TARGET * 100}% accuracy within ${LIMIT_MS / 10
 });
 
 test(`train: Fashion-MNIST reaches ${FASHION_TARGET * 100}% held-out accuracy within ${FASHION_LIMIT_MS / 1000} s`, { skip, timeout: 240_000 }, async (t) => {
-  const { page, problems, context } = await openPage(browser, server.url, 'train.html');
+  const { page, problems, context } = await suite.open('train.html');
   await waitReady(page, problems);
   await page.selectOption('#dataset', 'fashion');
   const t0 = Date.now();

@@ -2,7 +2,8 @@
 //
 // Natively, products of at least kBlasMinMacs multiply-adds in float32/float64 run on the system OpenBLAS,
 // loaded with dlopen() at the first GEMM (no build-time dependency: without it, or with BPROP_BLAS=off in the
-// environment, everything runs on Eigen). Smaller products, int32 ones and the WebAssembly build use Eigen.
+// environment, everything runs on Eigen). Smaller products and int32 ones use Eigen. The WebAssembly build runs
+// every GEMM on simd_gemm.h's packed SIMD128 kernel (faster than Eigen's there, and a fraction of its code).
 // OpenBLAS always runs one thread per call; bprop's own pool (parallel.h) supplies the threads, so a GEMM
 // may be called from inside parallel_for bodies (see blas.cpp for why).
 #pragma once
@@ -14,6 +15,7 @@
 #include <Eigen/Core>
 
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/simd_gemm.h"
 
 namespace bprop::cpu {
 
@@ -100,16 +102,18 @@ template <Trans TA, Trans TB, typename T>
 void gemm_on(bool blas, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
              T* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-#if !defined(__EMSCRIPTEN__)
+#if defined(__EMSCRIPTEN__)
+  (void)blas;
+  simd_gemm<T>(TA == Trans::Yes, TB == Trans::Yes, m, n, k, a, lda, b, ldb, beta, c, ldc);
+#else
   if constexpr (kBlasType<T>) {
     if (blas) {
       blas_gemm(TA == Trans::Yes, TB == Trans::Yes, m, n, k, a, lda, b, ldb, beta, c, ldc);
       return;
     }
   }
-#endif
-  (void)blas;
   eigen_gemm<TA, TB>(m, n, k, a, lda, b, ldb, beta, c, ldc);
+#endif
 }
 
 }  // namespace detail
