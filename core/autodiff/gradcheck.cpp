@@ -1,11 +1,11 @@
 // Finite-difference checks of first and second order gradients, in float64.
 #include <cmath>
-#include <sstream>
 
 #include "autodiff/functional.h"
 #include "autodiff/tape.h"
 #include "bprop/grad.h"
 #include "bprop/ops.h"
+#include "tensor/format.h"
 
 namespace bprop {
 namespace {
@@ -78,11 +78,9 @@ CheckResult gradcheck(const Fn& fn, const std::vector<Tensor>& inputs, const Che
         const double excess = std::isnan(err) ? INFINITY : err - allowed;
         if (excess > worst_excess) {
           worst_excess = excess;
-          std::ostringstream os;
-          os.precision(10);
-          os << "input " << positions[k] << " element " << j << ", output element " << r << ": analytic " << a
-             << ", numeric " << numeric << ", abs error " << err;
-          res.message = os.str();
+          res.message = "input " + std::to_string(positions[k]) + " element " + std::to_string(j) +
+                        ", output element " + std::to_string(r) + ": analytic " + format_g(a, 10) + ", numeric " +
+                        format_g(numeric, 10) + ", abs error " + format_g(err, 10);
         }
         if (bad) res.ok = false;
       }

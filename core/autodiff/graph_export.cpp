@@ -10,7 +10,8 @@
 namespace bprop {
 namespace {
 
-using nlohmann::json;
+// ordered: keys print in the order written, as in docs/graph.md (and one json type in the module, not two).
+using json = nlohmann::ordered_json;
 
 json attr_json(const AttrValue& v) {
   return std::visit(

@@ -4,10 +4,11 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+
+#include "tensor/file_io.h"
 
 namespace bprop {
 
@@ -76,7 +77,7 @@ std::vector<uint8_t> serialize(const NamedTensors& tensors, const CheckpointMeta
   return out;
 }
 
-uint64_t json_uint(const nlohmann::json& v, const std::string& where, const std::string& what) {
+uint64_t json_uint(const ordered_json& v, const std::string& where, const std::string& what) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
   if (v.is_number_integer() && v.get<int64_t>() >= 0) return static_cast<uint64_t>(v.get<int64_t>());
   load_error(where, what + " must be a non-negative integer, got " + v.dump());
@@ -99,10 +100,10 @@ Checkpoint parse(const uint8_t* bytes, size_t size, const std::string& where) {
   }
   const char* text = reinterpret_cast<const char*>(bytes + 8);
   if (n == 0 || text[0] != '{') load_error(where, "the header is not a JSON object (not a safetensors file?)");
-  nlohmann::json header;
+  ordered_json header;
   try {
-    header = nlohmann::json::parse(text, text + n);
-  } catch (const nlohmann::json::exception& e) {
+    header = ordered_json::parse(text, text + n);
+  } catch (const ordered_json::exception& e) {
     load_error(where, std::string("the header is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) load_error(where, "the header is not a JSON object");
@@ -200,25 +201,24 @@ Checkpoint parse(const uint8_t* bytes, size_t size, const std::string& where) {
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) load_error("file '" + path + "'", "cannot open it for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) load_error("file '" + path + "'", "reading failed");
-  return bytes;
+  std::string text;
+  switch (read_whole_file(path, text)) {
+    case FileRead::CannotOpen: load_error("file '" + path + "'", "cannot open it for reading");
+    case FileRead::Failed: load_error("file '" + path + "'", "reading failed");
+    case FileRead::Ok: break;
+  }
+  return std::vector<uint8_t>(text.begin(), text.end());
 }
 
 void write_file(const std::vector<uint8_t>& bytes, const std::string& path) {
   const std::string where = "file '" + path + "'";
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) save_error(where, "cannot open '" + tmp + "' for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      save_error(where, "writing failed");
-    }
+  std::FILE* out = std::fopen(tmp.c_str(), "wb");
+  if (!out) save_error(where, "cannot open '" + tmp + "' for writing");
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
+  if (std::fclose(out) != 0 || !written) {
+    std::remove(tmp.c_str());
+    save_error(where, "writing failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());

@@ -2,36 +2,38 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "bprop/errors.h"
+#include "tensor/format.h"
 
 namespace bprop {
 
 std::string attr_value_str(const AttrValue& v) {
-  std::ostringstream os;
+  std::string out;
+  const auto list = [&out](const IntList& xs) {
+    out += '[';
+    for (size_t i = 0; i < xs.size(); ++i) out += (i ? ", " : "") + std::to_string(xs[i]);
+    out += ']';
+  };
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) os << "null";
-        else if constexpr (std::is_same_v<T, bool>) os << (x ? "true" : "false");
-        else if constexpr (std::is_same_v<T, std::string>) os << '"' << x << '"';
-        else if constexpr (std::is_same_v<T, IntList>) {
-          os << "[";
-          for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
-          os << "]";
-        } else if constexpr (std::is_same_v<T, IntMatrix>) {
-          os << "[";
+        if constexpr (std::is_same_v<T, std::monostate>) out = "null";
+        else if constexpr (std::is_same_v<T, bool>) out = x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>) out = '"' + x + '"';
+        else if constexpr (std::is_same_v<T, IntList>) list(x);
+        else if constexpr (std::is_same_v<T, IntMatrix>) {
+          out += '[';
           for (size_t i = 0; i < x.size(); ++i) {
-            os << (i ? ", [" : "[");
-            for (size_t j = 0; j < x[i].size(); ++j) os << (j ? ", " : "") << x[i][j];
-            os << "]";
+            if (i) out += ", ";
+            list(x[i]);
           }
-          os << "]";
-        } else os << x;
+          out += ']';
+        } else if constexpr (std::is_same_v<T, double>) out = format_g(x);
+        else out = std::to_string(x);
       },
       v);
-  return os.str();
+  return out;
 }
 
 void Attrs::set(const std::string& name, AttrValue v) {

@@ -4,12 +4,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 
 #include "bprop/pool.h"
 #include "tensor/buffer_cache.h"
+#include "tensor/format.h"
 #include "bprop/random.h"
 
 namespace bprop {
@@ -105,45 +104,44 @@ Tensor Tensor::clone() const {
 }
 
 namespace {
-void format_value(std::ostream& os, DType dt, const void* p, int64_t i) {
+void format_value(std::string& out, DType dt, const void* p, int64_t i) {
   switch (dt) {
-    case DType::Float32: os << static_cast<const float*>(p)[i]; break;
-    case DType::Float64: os << static_cast<const double*>(p)[i]; break;
-    case DType::Int32: os << static_cast<const int32_t*>(p)[i]; break;
-    case DType::Bool: os << (static_cast<const bool*>(p)[i] ? "true" : "false"); break;
+    case DType::Float32: out += format_g(static_cast<const float*>(p)[i]); break;
+    case DType::Float64: out += format_g(static_cast<const double*>(p)[i]); break;
+    case DType::Int32: out += std::to_string(static_cast<const int32_t*>(p)[i]); break;
+    case DType::Bool: out += static_cast<const bool*>(p)[i] ? "true" : "false"; break;
   }
 }
 
 // Nested brackets, eliding the middle of long tensors.
-void format_nested(std::ostream& os, const Tensor& t, size_t dim, int64_t offset, const std::vector<int64_t>& strides,
+void format_nested(std::string& out, const Tensor& t, size_t dim, int64_t offset, const std::vector<int64_t>& strides,
                    int64_t edge) {
   if (dim == t.shape().size()) {
-    format_value(os, t.dtype(), t.raw_data(), offset);
+    format_value(out, t.dtype(), t.raw_data(), offset);
     return;
   }
-  os << "[";
+  out += '[';
   const int64_t n = t.shape()[dim];
   for (int64_t i = 0; i < n; ++i) {
     if (n > 2 * edge && i == edge) {
-      os << ", ...";
+      out += ", ...";
       i = n - edge - 1;
       continue;
     }
-    if (i) os << ", ";
-    format_nested(os, t, dim + 1, offset + i * strides[dim], strides, edge);
+    if (i) out += ", ";
+    format_nested(out, t, dim + 1, offset + i * strides[dim], strides, edge);
   }
-  os << "]";
+  out += ']';
 }
 }  // namespace
 
 std::string Tensor::to_string(int max_elements) const {
   if (!defined()) return "Tensor(undefined)";
-  std::ostringstream os;
-  os << std::setprecision(6) << "Tensor(shape=" << shape_str(shape()) << ", dtype=" << dtype_name(dtype()) << ", ";
+  std::string out = "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ", ";
   const int64_t edge = numel() > max_elements ? 3 : max_elements;
-  format_nested(os, *this, 0, 0, row_major_strides(shape()), edge);
-  os << ")";
-  return os.str();
+  format_nested(out, *this, 0, 0, row_major_strides(shape()), edge);
+  out += ')';
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }

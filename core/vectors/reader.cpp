@@ -2,14 +2,13 @@
 // the case and the field; a malformed case is left out, the rest of the file is still read.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "bprop/vectors.h"
+#include "tensor/file_io.h"
 
 namespace bprop::vectors {
 namespace {
@@ -383,22 +382,15 @@ VectorFile parse(const std::string& text, const std::string& path) {
 }
 
 VectorFile load_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  const FileRead r = read_whole_file(path, text);
+  if (r != FileRead::Ok) {
     VectorFile f;
     f.path = path;
-    f.errors.push_back(path + ": cannot open the file");
+    f.errors.push_back(path + (r == FileRead::CannotOpen ? ": cannot open the file" : ": cannot read the file"));
     return f;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    VectorFile f;
-    f.path = path;
-    f.errors.push_back(path + ": cannot read the file");
-    return f;
-  }
-  return parse(ss.str(), path);
+  return parse(text, path);
 }
 
 VectorFile load_file_strict(const std::string& path) {
