@@ -54,7 +54,7 @@ function trainingStep(workload, lossFn, x, y, params) {
   );
   const check = { ...checkTraining(losses), ...memoryCheck(before) };
   check.ok = check.ok && check.memory_flat;
-  emit(IMPL, workload, 'ms_per_step', stats, { check });
+  emit(IMPL, workload, 'ms_per_step', stats, { gemm: bp.gemmKernel, check });
 }
 
 function w1() {
@@ -108,7 +108,7 @@ function w3(n) {
   last.forEach((t) => t.dispose());
   a.dispose();
   b.dispose();
-  emit(IMPL, 'W3', 'ms', stats, { n, gflops: gflops(n, stats.median), check });
+  emit(IMPL, 'W3', 'ms', stats, { n, gflops: gflops(n, stats.median), gemm: bp.gemmKernel, check });
 }
 
 function w4() {

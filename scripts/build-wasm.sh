@@ -21,17 +21,17 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j "$(nproc)"
 # Package size: what a browser downloads. The first total is the module (wasm + glue) and the entry
-# (web/index.js); the second adds the modules the entry imports (web/nn.js, web/checkpoint.js).
+# (web/index.js); the second adds the modules the entry imports (web/nn.js, web/checkpoint.js, web/fma-kernel.js).
 gz() { gzip -9c "$1" | wc -c; }
 js="$root/web/dist/bprop.cjs"
 wasm="$root/web/dist/bprop.wasm"
 entry="$root/web/index.js"
 raw=$(( $(wc -c <"$js") + $(wc -c <"$wasm") + $(wc -c <"$entry") ))
 gzsum=$(( $(gz "$js") + $(gz "$wasm") + $(gz "$entry") ))
-rest_gz=$(( $(gz "$root/web/nn.js") + $(gz "$root/web/checkpoint.js") ))
+rest_gz=$(( $(gz "$root/web/nn.js") + $(gz "$root/web/checkpoint.js") + $(gz "$root/web/fma-kernel.js") ))
 js_raw=$(( $(wc -c <"$js") + $(wc -c <"$entry") ))
 js_gz=$(( $(gz "$js") + $(gz "$entry") ))
 printf 'bprop wasm package size: wasm %d B (%d gzip), js %d B (glue + entry, %d gzip), ' \
   "$(wc -c <"$wasm")" "$(gz "$wasm")" "$js_raw" "$js_gz"
 printf 'total %d B raw, %d B gzip\n' "$raw" "$gzsum"
-printf 'bprop wasm package size with web/nn.js and web/checkpoint.js: %d B gzip\n' "$(( gzsum + rest_gz ))"
+printf 'bprop wasm package size with the imported modules (web/nn.js, web/checkpoint.js, web/fma-kernel.js): %d B gzip\n' "$(( gzsum + rest_gz ))"

@@ -760,6 +760,11 @@ export interface Bprop {
   loadParamIntoNet(cell: Cell, tensors: NamedTensorsArg, options?: LoadOptions): string[];
 
   memory(): { tensors: number; bytes: number };
+  /**
+   * The float32 GEMM kernel: 'relaxed-simd' (fused multiply-add, where the engine has WebAssembly relaxed SIMD:
+   * Chrome 114+, Node 22+, Node 20 with --experimental-wasm-relaxed-simd) or 'simd128'.
+   */
+  readonly gemmKernel: 'relaxed-simd' | 'simd128';
   tidy<T>(fn: () => T): T;
   scope<T>(fn: () => Promise<T>): Promise<T>;
   keep<T extends Tensor>(t: T): T;

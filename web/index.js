@@ -14,6 +14,7 @@
 // an op call such as x.mul(2) is one call into the module.
 
 import { makeCheckpoint } from './checkpoint.js';
+import { installFmaKernel } from './fma-kernel.js';
 import { makeNn } from './nn.js';
 
 // ---- errors ------------------------------------------------------------------------------------------
@@ -254,6 +255,8 @@ class Bprop {
     this._finalizer =
       typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((handle) => mod._bp_release(handle)) : null;
     this._dtypeNames = mod.dtypeNames();
+    /** The float32 GEMM kernel: 'relaxed-simd' (fused multiply-add) where the engine has it, else 'simd128'. */
+    this.gemmKernel = installFmaKernel(mod);
     this._specs = new Map();
     this.ShapeError = ShapeError;
     this.DTypeError = DTypeError;

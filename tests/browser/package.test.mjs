@@ -136,6 +136,10 @@ test('headless Chromium loads the package with <script type="module">: vectors a
     assert.equal(v.failed, 0);
     assert.deepEqual(v.names, cases.map((c) => c.name), 'every case ran, in file order');
 
+    // Chromium (since 114) has WebAssembly relaxed SIMD: the GEMM runs the fused multiply-add tile.
+    assert.equal(results.gemm.kernel, 'relaxed-simd');
+    assert.ok(results.gemm.maxError < 1e-4, `matmul error ${results.gemm.maxError}`);
+
     // (b) cube(x) = x^3 at 2 and its derivatives to third order.
     assert.deepEqual(results.grad, { f: 8, df: 12, d2f: 12, d3f: 6, dtype: 'float32' });
 

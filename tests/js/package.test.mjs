@@ -22,7 +22,7 @@ test('npm pack: the tarball installs into an empty project, imports and differen
   const dir = mkdtempSync(join(tmpdir(), 'bprop-pack-'));
   const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' }));
   const files = packed[0].files.map((f) => f.path).sort();
-  for (const f of ['web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.js', 'web/index.d.ts', 'web/bin/bprop-check.mjs']) {
+  for (const f of ['web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.js', 'web/index.d.ts', 'web/fma-kernel.js', 'web/bin/bprop-check.mjs']) {
     assert.ok(files.includes(f), `${f} is in the package`);
   }
   const app = join(dir, 'app');

@@ -17,4 +17,13 @@ template <typename T>
 void simd_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                T beta, T* c, int64_t ldc);
 
+/// A float32 register-tile kernel supplied at run time: out[6][8] (row-major) = the sum over p < kc of
+/// pa[6 p + r] * pb[8 p + j], from panels packed as simd_gemm packs them. In WebAssembly this is the
+/// relaxed-SIMD (fused multiply-add) kernel web/fma-kernel.js builds where the engine supports it.
+using F32Tile = void (*)(int32_t kc, const float* pa, const float* pb, float* out);
+
+/// Makes `tile` the float32 kernel of simd_gemm after checking it against the built-in one on a fixed problem;
+/// returns false (and changes nothing) when it disagrees. nullptr restores the built-in kernel.
+bool set_f32_tile(F32Tile tile);
+
 }  // namespace bprop::cpu

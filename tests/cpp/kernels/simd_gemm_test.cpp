@@ -1,7 +1,9 @@
 // The packed SIMD GEMM (core/kernels/cpu/simd_gemm.h), the GEMM of the WebAssembly build, run natively on its
 // portable vector code: against plain loops for float32, float64 and int32, every transpose, sizes around the
 // register tile (6 x 8) and the cache blocks (96 rows, 256 deep, 512 columns), padded row strides, beta 0
-// (C never read, even when it holds NaN), 1 and -2, k = 0, and writes confined to the m x n window of C.
+// (C never read, even when it holds NaN), 1 and -2, k = 0, and writes confined to the m x n window of C; and a
+// float32 tile kernel supplied at run time (set_f32_tile: the WebAssembly relaxed-SIMD hook) is checked before
+// use, refused when wrong, and then computes every GEMM, edges included.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include "kernels/cpu/simd_gemm.h"
 
+using bprop::cpu::set_f32_tile;
 using bprop::cpu::simd_gemm;
 
 namespace {
@@ -135,6 +138,56 @@ TEST(SimdGemm, EmptyOutputTouchesNothing) {
   simd_gemm<float>(false, false, 0, 2, 2, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2);
   simd_gemm<float>(false, false, 2, 0, 2, a.data(), 2, b.data(), 2, 0.0f, c.data(), 2);
   for (float x : c) EXPECT_EQ(x, 1.5f);
+}
+
+// A correct supplied tile (plain loops, float64 sums: it differs from the built-in tile only in rounding).
+int g_supplied_calls = 0;
+void plain_tile(int32_t kc, const float* pa, const float* pb, float* out) {
+  ++g_supplied_calls;
+  for (int r = 0; r < 6; ++r) {
+    for (int j = 0; j < 8; ++j) {
+      double s = 0;
+      for (int32_t p = 0; p < kc; ++p) s += static_cast<double>(pa[6 * p + r]) * pb[8 * p + j];
+      out[8 * r + j] = static_cast<float>(s);
+    }
+  }
+}
+// A wrong one: drops the last depth step.
+void short_tile(int32_t kc, const float* pa, const float* pb, float* out) { plain_tile(kc - 1, pa, pb, out); }
+
+// Restores the built-in tile whatever a test did.
+class SuppliedTile : public ::testing::Test {
+ protected:
+  void TearDown() override { set_f32_tile(nullptr); }
+};
+
+TEST_F(SuppliedTile, CorrectKernelIsUsedForEveryGemm) {
+  ASSERT_TRUE(set_f32_tile(&plain_tile));
+  g_supplied_calls = 0;
+  for (const Case& g : cases()) check<float>(g);
+  EXPECT_GT(g_supplied_calls, 1000);
+  // float64 and int32 GEMMs keep the built-in tiles.
+  const int before = g_supplied_calls;
+  check<double>({13, 17, 19, false, false, 0, 0.0});
+  check<int32_t>({13, 17, 19, true, true, 0, 0.0});
+  EXPECT_EQ(g_supplied_calls, before);
+}
+
+TEST_F(SuppliedTile, WrongKernelIsRefused) {
+  g_supplied_calls = 0;
+  EXPECT_FALSE(set_f32_tile(&short_tile));
+  const int after_check = g_supplied_calls;
+  EXPECT_EQ(after_check, 1);  // the check ran it once
+  check<float>({13, 17, 19, false, false, 0, 0.0});
+  EXPECT_EQ(g_supplied_calls, after_check);  // and the GEMM did not use it
+}
+
+TEST_F(SuppliedTile, NullRestoresTheBuiltInKernel) {
+  ASSERT_TRUE(set_f32_tile(&plain_tile));
+  ASSERT_TRUE(set_f32_tile(nullptr));
+  g_supplied_calls = 0;
+  check<float>({13, 17, 19, false, false, 0, 0.0});
+  EXPECT_EQ(g_supplied_calls, 0);
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ async function main(): Promise<void> {
   });
   const r = bp.gradcheck((a) => a.tanh(), [bp.tensor([0.5], { dtype: 'float64' })], { order: 2 });
   const m: { tensors: number; bytes: number } = bp.memory();
+  const kernel: 'relaxed-simd' | 'simd128' = bp.gemmKernel;
+  void kernel;
   await bp.scope(async () => {
     await Promise.resolve();
     return bp.ones([2]).add(1);
