@@ -1,6 +1,6 @@
 // The packed SIMD GEMM (core/kernels/cpu/simd_gemm.h), the GEMM of the WebAssembly build, run natively on its
 // portable vector code: against plain loops for float32, float64 and int32, every transpose, sizes around the
-// register tile (6 x 8) and the cache blocks (96 rows, 256 deep, 512 columns), padded row strides, beta 0
+// register tile (6 x 8) and the cache blocks (96 rows, 512 deep, 512 columns), padded row strides, beta 0
 // (C never read, even when it holds NaN), 1 and -2, k = 0, and writes confined to the m x n window of C; and a
 // float32 tile kernel supplied at run time (set_f32_tile: the WebAssembly relaxed-SIMD hook) is checked before
 // use, refused when wrong, and then computes every GEMM, edges included.
@@ -103,7 +103,7 @@ std::vector<Case> cases() {
   std::vector<Case> out;
   const int64_t shapes[][3] = {{1, 1, 1},     {1, 10, 7},    {6, 8, 5},     {7, 9, 3},    {5, 7, 1},
                                {13, 17, 19},  {96, 8, 256},  {97, 33, 257}, {12, 513, 9}, {100, 520, 300},
-                               {193, 40, 70}, {2, 3, 600},   {64, 64, 64}};
+                               {193, 40, 70}, {2, 3, 600},   {64, 64, 64}, {97, 9, 1100}};
   for (const auto& s : shapes) {
     for (int t = 0; t < 4; ++t) {
       out.push_back({s[0], s[1], s[2], (t & 1) != 0, (t & 2) != 0, 0, 0.0});
