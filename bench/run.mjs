@@ -6,7 +6,7 @@
 // bench/results/latest.jsonl, compares the step-0 losses, and prints a table of medians, the ratios
 // bprop / peer and the issue's targets. A missing peer is reported and skipped, never fatal.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -322,10 +322,11 @@ if (gemmLines.length) console.log(`\n${gemmLines.join('\n')}`);
 
 // ---- the issue's targets ---------------------------------------------------------------------------------
 
-/** Gzip bytes of what a page importing the package downloads: the module, its glue and the ES modules. */
+/** Gzip bytes of what a page importing the package downloads: the module, its glue and the ES modules (web/*.js). */
 function packageSize() {
-  const files = ['web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.js', 'web/nn.js', 'web/checkpoint.js',
-    'web/fma-kernel.js'].map((f) => path.join(root, f));
+  const web = path.join(root, 'web');
+  const modules = readdirSync(web).filter((f) => f.endsWith('.js')).map((f) => path.join(web, f));
+  const files = [path.join(web, 'dist', 'bprop.cjs'), path.join(web, 'dist', 'bprop.wasm'), ...modules];
   if (!files.every(existsSync)) return null;
   return files.reduce((s, f) => s + gzipSync(readFileSync(f), { level: 9 }).length, 0);
 }

@@ -21,17 +21,20 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j "$(nproc)"
 # Package size: what a browser downloads. The first total is the module (wasm + glue) and the entry
-# (web/index.js); the second adds the modules the entry imports (web/nn.js, web/checkpoint.js, web/fma-kernel.js).
+# (web/index.js); the second adds the ES modules the entry imports (every other web/*.js).
 gz() { gzip -9c "$1" | wc -c; }
 js="$root/web/dist/bprop.cjs"
 wasm="$root/web/dist/bprop.wasm"
 entry="$root/web/index.js"
 raw=$(( $(wc -c <"$js") + $(wc -c <"$wasm") + $(wc -c <"$entry") ))
 gzsum=$(( $(gz "$js") + $(gz "$wasm") + $(gz "$entry") ))
-rest_gz=$(( $(gz "$root/web/nn.js") + $(gz "$root/web/checkpoint.js") + $(gz "$root/web/fma-kernel.js") ))
+rest_gz=0
+for f in "$root"/web/*.js; do
+  [ "$f" = "$entry" ] || rest_gz=$(( rest_gz + $(gz "$f") ))
+done
 js_raw=$(( $(wc -c <"$js") + $(wc -c <"$entry") ))
 js_gz=$(( $(gz "$js") + $(gz "$entry") ))
 printf 'bprop wasm package size: wasm %d B (%d gzip), js %d B (glue + entry, %d gzip), ' \
   "$(wc -c <"$wasm")" "$(gz "$wasm")" "$js_raw" "$js_gz"
 printf 'total %d B raw, %d B gzip\n' "$raw" "$gzsum"
-printf 'bprop wasm package size with the imported modules (web/nn.js, web/checkpoint.js, web/fma-kernel.js): %d B gzip\n' "$(( gzsum + rest_gz ))"
+printf 'bprop wasm package size with the modules the entry imports (web/*.js): %d B gzip\n' "$(( gzsum + rest_gz ))"

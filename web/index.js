@@ -13,77 +13,24 @@
 // WebAssembly exports (bindings/direct_ops.cpp) for the per-op path, where a tensor is an integer handle and
 // an op call such as x.mul(2) is one call into the module.
 
+import { makeCellClass, makeParameterClass } from './cell.js';
 import { makeCheckpoint } from './checkpoint.js';
+import { BpropError, DTypeError, ERROR_CLASSES, ShapeError, UnknownOpError, ValueError } from './errors.js';
 import { installFmaKernel } from './fma-kernel.js';
+import { loadFactory } from './loader.js';
 import { makeNn } from './nn.js';
+import {
+  collectTensors,
+  disposedError,
+  dtypeOfTypedArray,
+  flatten,
+  isPlainObject,
+  Parameter,
+  Tensor,
+  TYPED,
+} from './tensor.js';
 
-// ---- errors ------------------------------------------------------------------------------------------
-
-/** Base class of every error raised by bprop; `kind` is "shape", "dtype", "value", "unknown_op" or "internal". */
-export class BpropError extends Error {
-  constructor(message, kind = 'internal') {
-    super(message);
-    this.name = 'BpropError';
-    this.kind = kind;
-  }
-}
-export class ShapeError extends BpropError {
-  constructor(message) {
-    super(message, 'shape');
-    this.name = 'ShapeError';
-  }
-}
-export class DTypeError extends BpropError {
-  constructor(message) {
-    super(message, 'dtype');
-    this.name = 'DTypeError';
-  }
-}
-export class ValueError extends BpropError {
-  constructor(message) {
-    super(message, 'value');
-    this.name = 'ValueError';
-  }
-}
-export class UnknownOpError extends BpropError {
-  constructor(message) {
-    super(message, 'unknown_op');
-    this.name = 'UnknownOpError';
-  }
-}
-
-const ERROR_CLASSES = [ShapeError, DTypeError, ValueError, UnknownOpError];
-
-// ---- loading the WebAssembly module --------------------------------------------------------------------
-
-const isNode = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
-
-async function loadFactory() {
-  const jsUrl = new URL('./dist/bprop.cjs', import.meta.url);
-  const wasmUrl = new URL('./dist/bprop.wasm', import.meta.url);
-  if (isNode) {
-    // The generated glue is a CommonJS script; Node's fetch cannot read file: URLs, so the binary is read here.
-    const nodeModule = 'node:module';
-    const nodeFs = 'node:fs/promises';
-    const { createRequire } = await import(/* @vite-ignore */ /* webpackIgnore: true */ nodeModule);
-    const { readFile } = await import(/* @vite-ignore */ /* webpackIgnore: true */ nodeFs);
-    const factory = createRequire(import.meta.url)('./dist/bprop.cjs');
-    return { factory, wasmBinary: await readFile(wasmUrl) };
-  }
-  // Browsers and workers: the glue is a classic script defining `createBprop`; evaluate it without a <script>.
-  const [jsText, wasm] = await Promise.all([
-    fetch(jsUrl).then((r) => {
-      if (!r.ok) throw new Error(`bprop: cannot load ${jsUrl} (${r.status})`);
-      return r.text();
-    }),
-    fetch(wasmUrl).then((r) => {
-      if (!r.ok) throw new Error(`bprop: cannot load ${wasmUrl} (${r.status})`);
-      return r.arrayBuffer();
-    }),
-  ]);
-  const factory = new Function(`${jsText}\nreturn createBprop;`)();
-  return { factory, wasmBinary: new Uint8Array(wasm) };
-}
+export { BpropError, DTypeError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
 
 let defaultInstance = null;
 
@@ -104,146 +51,6 @@ export function init() {
 
 const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
-const isPlainObject = (v) =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof Tensor);
-
-const TYPED = {
-  float32: Float32Array,
-  float64: Float64Array,
-  int32: Int32Array,
-  bool: Uint8Array,
-};
-
-function dtypeOfTypedArray(a) {
-  if (a instanceof Float32Array) return 'float32';
-  if (a instanceof Float64Array) return 'float64';
-  if (a instanceof Int32Array) return 'int32';
-  if (a instanceof Uint8Array) return 'bool';
-  return 'float32';
-}
-
-function flatten(data, shape, depth, out) {
-  if (Array.isArray(data)) {
-    if (shape.length === depth) shape.push(data.length);
-    else if (shape[depth] !== data.length) {
-      throw new ValueError(`bprop.tensor: ragged nested array (length ${data.length} where ${shape[depth]} was expected)`);
-    }
-    for (const item of data) flatten(item, shape, depth + 1, out);
-  } else {
-    if (depth !== shape.length) throw new ValueError('bprop.tensor: ragged nested array');
-    out.push(data);
-  }
-}
-
-function nest(flat, shape) {
-  if (shape.length === 0) return flat[0];
-  const build = (offset, axis) => {
-    const n = shape[axis];
-    if (axis === shape.length - 1) return flat.slice(offset, offset + n);
-    const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
-    const out = [];
-    for (let i = 0; i < n; ++i) out.push(build(offset + i * stride, axis + 1));
-    return out;
-  };
-  return build(0, 0);
-}
-
-function disposedError() {
-  return new ValueError('bprop: the tensor has been disposed');
-}
-
-// ---- the Tensor class ----------------------------------------------------------------------------------
-
-/**
- * A tensor in the WebAssembly heap. Created by a Bprop instance; methods run ops on it. `_h` is the module's
- * integer handle (0 once disposed); `_s` the scope (an array) that disposes it, or null; `_fin` whether the
- * FinalizationRegistry watches it (only tensors outside every scope are registered: a scope frees the rest).
- */
-export class Tensor {
-  constructor(bp, handle) {
-    this._bp = bp;
-    this._h = handle;
-    this._s = null;
-    this._fin = false;
-    bp._adopt(this);
-  }
-  get handle() {
-    if (this._h === 0) throw disposedError();
-    return this._h;
-  }
-  get isDisposed() {
-    return this._h === 0;
-  }
-  get shape() {
-    return this._bp._shape(this.handle);
-  }
-  get dtype() {
-    return this._bp._dtype(this.handle);
-  }
-  get rank() {
-    return this.shape.length;
-  }
-  get size() {
-    return this.shape.reduce((a, b) => a * b, 1);
-  }
-  /** A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool). */
-  data() {
-    return this._bp._data(this.handle);
-  }
-  /** The elements as nested arrays (booleans for bool tensors); a number for a 0-d tensor. */
-  toArray() {
-    const d = this.data();
-    const flat = this.dtype === 'bool' ? Array.from(d, (v) => v !== 0) : Array.from(d);
-    return nest(flat, this.shape);
-  }
-  /** The only element of a one-element tensor. */
-  item() {
-    return this._bp._item(this.handle);
-  }
-  toString(maxElements = 64) {
-    if (this._h === 0) return 'Tensor(disposed)';
-    return this._bp._check(this._bp._mod.toString(this._h, maxElements));
-  }
-  /** A copy with its own storage and no autodiff history. */
-  clone() {
-    return this._bp._wrap(this._bp._check(this._bp._mod.clone(this.handle)));
-  }
-  /** Frees the tensor's memory now (idempotent). */
-  dispose() {
-    if (this._h !== 0) this._bp._release(this);
-  }
-  [Symbol.for('nodejs.util.inspect.custom')]() {
-    return this.toString();
-  }
-}
-if (typeof Symbol.dispose === 'symbol') {
-  Tensor.prototype[Symbol.dispose] = function dispose() {
-    this.dispose();
-  };
-}
-
-/** A named tensor that grad can differentiate through `weights`; update it in place with assign(). */
-export class Parameter extends Tensor {
-  get name() {
-    return this._bp._check(this._bp._mod.parameterInfo(this.handle)).name;
-  }
-  get requiresGrad() {
-    return this._bp._check(this._bp._mod.parameterInfo(this.handle)).requiresGrad;
-  }
-  set requiresGrad(v) {
-    this._bp._check(this._bp._mod.setRequiresGrad(this.handle, !!v));
-  }
-  /** Replaces the values in place (same shape; cast to this parameter's dtype). */
-  assign(value) {
-    const t = this._bp._asTensor(value, this);
-    try {
-      this._bp._check(this._bp._mod.parameterAssign(this.handle, t.handle));
-    } finally {
-      if (t !== value) t.dispose();
-    }
-    return this;
-  }
-}
 
 // ---- the API object --------------------------------------------------------------------------------------
 
@@ -882,76 +689,4 @@ class Bprop {
     this._check(this._mod.registerPrimitive(name, inputNames, shapeFn, dtypeFn, forwardFn, bpropFn));
     this._defineOp(name);
   }
-}
-
-function collectTensors(v, out) {
-  if (v instanceof Tensor) out.add(v);
-  else if (Array.isArray(v)) for (const x of v) collectTensors(x, out);
-  else if (isPlainObject(v)) for (const x of Object.values(v)) collectTensors(x, out);
-}
-
-function makeParameterClass(bp) {
-  /** new bp.Parameter(data, name, requiresGrad = true): a copy of data that grad can differentiate via weights. */
-  return class BoundParameter extends Parameter {
-    constructor(data, name = 'param', requiresGrad = true) {
-      const src = bp._asTensor(data);
-      // A parameter shares the storage it is made from: make it from a copy so updates never write into data.
-      const copy = bp._check(bp._mod.clone(src.handle));
-      if (src !== data) src.dispose();
-      let handle;
-      try {
-        handle = bp._check(bp._mod.makeParameter(copy, name, requiresGrad));
-      } finally {
-        bp._mod._bp_release(copy);
-      }
-      super(bp, handle);
-    }
-  };
-}
-
-function makeCellClass(bp) {
-  /**
-   * A module: subclass it and define construct(...inputs). Define bprop(...inputs, out, dout) too to replace
-   * automatic differentiation of construct (MindSpore's Cell.bprop). Instances are callable: net(x).
-   */
-  class Cell {
-    constructor() {
-      const self = function cell(...inputs) {
-        return self.call(...inputs);
-      };
-      delete self.name;
-      delete self.length;
-      Object.setPrototypeOf(self, new.target.prototype);
-      return self;
-    }
-    construct() {
-      throw new ValueError(`${this.constructor.name}: construct is not defined`);
-    }
-    call(...inputs) {
-      const hasBprop = typeof this.bprop === 'function' && this.bprop !== Cell.prototype.bprop;
-      if (!hasBprop) return this.construct(...inputs);
-      const label = `${this.constructor.name}.bprop`;
-      return bp._withArgs(inputs, (_, handles) => {
-        const fwd = bp._callback((...xs) => this.construct(...xs));
-        const bwd = bp._callback((...ts) => this.bprop(...ts), 'grads');
-        return bp._wrap(bp._check(bp._mod.applyCustom(label, handles, fwd, bwd)));
-      });
-    }
-    /** Parameters of this cell and its sub-cells (own properties, in definition order), as [path, parameter]. */
-    parametersAndNames(prefix = '') {
-      const out = [];
-      for (const [key, v] of Object.entries(this)) {
-        if (v instanceof Parameter) out.push([prefix + key, v]);
-        else if (v instanceof Cell) out.push(...v.parametersAndNames(`${prefix}${key}.`));
-      }
-      return out;
-    }
-    /** Parameters with requiresGrad. */
-    trainableParams() {
-      return this.parametersAndNames()
-        .map(([, p]) => p)
-        .filter((p) => p.requiresGrad);
-    }
-  }
-  return Cell;
 }

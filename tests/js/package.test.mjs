@@ -2,7 +2,7 @@
 // that installs into an empty project and runs.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -22,7 +22,8 @@ test('npm pack: the tarball installs into an empty project, imports and differen
   const dir = mkdtempSync(join(tmpdir(), 'bprop-pack-'));
   const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8' }));
   const files = packed[0].files.map((f) => f.path).sort();
-  for (const f of ['web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.js', 'web/index.d.ts', 'web/fma-kernel.js', 'web/bin/bprop-check.mjs']) {
+  const modules = readdirSync(join(root, 'web')).filter((f) => f.endsWith('.js')).map((f) => `web/${f}`);
+  for (const f of ['web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.d.ts', 'web/bin/bprop-check.mjs', ...modules]) {
     assert.ok(files.includes(f), `${f} is in the package`);
   }
   const app = join(dir, 'app');

@@ -1,0 +1,150 @@
+// Tensors in the WebAssembly heap: the Tensor and Parameter classes and the array conversions they use. Every
+// operation goes through the Bprop instance that made the tensor (`_bp`), which owns the module.
+
+import { ValueError } from './errors.js';
+
+export const isPlainObject = (v) =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof Tensor);
+
+export const TYPED = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int32: Int32Array,
+  bool: Uint8Array,
+};
+
+export function dtypeOfTypedArray(a) {
+  if (a instanceof Float32Array) return 'float32';
+  if (a instanceof Float64Array) return 'float64';
+  if (a instanceof Int32Array) return 'int32';
+  if (a instanceof Uint8Array) return 'bool';
+  return 'float32';
+}
+
+export function flatten(data, shape, depth, out) {
+  if (Array.isArray(data)) {
+    if (shape.length === depth) shape.push(data.length);
+    else if (shape[depth] !== data.length) {
+      throw new ValueError(`bprop.tensor: ragged nested array (length ${data.length} where ${shape[depth]} was expected)`);
+    }
+    for (const item of data) flatten(item, shape, depth + 1, out);
+  } else {
+    if (depth !== shape.length) throw new ValueError('bprop.tensor: ragged nested array');
+    out.push(data);
+  }
+}
+
+function nest(flat, shape) {
+  if (shape.length === 0) return flat[0];
+  const build = (offset, axis) => {
+    const n = shape[axis];
+    if (axis === shape.length - 1) return flat.slice(offset, offset + n);
+    const stride = shape.slice(axis + 1).reduce((a, b) => a * b, 1);
+    const out = [];
+    for (let i = 0; i < n; ++i) out.push(build(offset + i * stride, axis + 1));
+    return out;
+  };
+  return build(0, 0);
+}
+
+export function disposedError() {
+  return new ValueError('bprop: the tensor has been disposed');
+}
+
+/**
+ * A tensor in the WebAssembly heap. Created by a Bprop instance; methods run ops on it. `_h` is the module's
+ * integer handle (0 once disposed); `_s` the scope (an array) that disposes it, or null; `_fin` whether the
+ * FinalizationRegistry watches it (only tensors outside every scope are registered: a scope frees the rest).
+ */
+export class Tensor {
+  constructor(bp, handle) {
+    this._bp = bp;
+    this._h = handle;
+    this._s = null;
+    this._fin = false;
+    bp._adopt(this);
+  }
+  get handle() {
+    if (this._h === 0) throw disposedError();
+    return this._h;
+  }
+  get isDisposed() {
+    return this._h === 0;
+  }
+  get shape() {
+    return this._bp._shape(this.handle);
+  }
+  get dtype() {
+    return this._bp._dtype(this.handle);
+  }
+  get rank() {
+    return this.shape.length;
+  }
+  get size() {
+    return this.shape.reduce((a, b) => a * b, 1);
+  }
+  /** A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool). */
+  data() {
+    return this._bp._data(this.handle);
+  }
+  /** The elements as nested arrays (booleans for bool tensors); a number for a 0-d tensor. */
+  toArray() {
+    const d = this.data();
+    const flat = this.dtype === 'bool' ? Array.from(d, (v) => v !== 0) : Array.from(d);
+    return nest(flat, this.shape);
+  }
+  /** The only element of a one-element tensor. */
+  item() {
+    return this._bp._item(this.handle);
+  }
+  toString(maxElements = 64) {
+    if (this._h === 0) return 'Tensor(disposed)';
+    return this._bp._check(this._bp._mod.toString(this._h, maxElements));
+  }
+  /** A copy with its own storage and no autodiff history. */
+  clone() {
+    return this._bp._wrap(this._bp._check(this._bp._mod.clone(this.handle)));
+  }
+  /** Frees the tensor's memory now (idempotent). */
+  dispose() {
+    if (this._h !== 0) this._bp._release(this);
+  }
+  [Symbol.for('nodejs.util.inspect.custom')]() {
+    return this.toString();
+  }
+}
+if (typeof Symbol.dispose === 'symbol') {
+  Tensor.prototype[Symbol.dispose] = function dispose() {
+    this.dispose();
+  };
+}
+
+/** A named tensor that grad can differentiate through `weights`; update it in place with assign(). */
+export class Parameter extends Tensor {
+  get name() {
+    return this._bp._check(this._bp._mod.parameterInfo(this.handle)).name;
+  }
+  get requiresGrad() {
+    return this._bp._check(this._bp._mod.parameterInfo(this.handle)).requiresGrad;
+  }
+  set requiresGrad(v) {
+    this._bp._check(this._bp._mod.setRequiresGrad(this.handle, !!v));
+  }
+  /** Replaces the values in place (same shape; cast to this parameter's dtype). */
+  assign(value) {
+    const t = this._bp._asTensor(value, this);
+    try {
+      this._bp._check(this._bp._mod.parameterAssign(this.handle, t.handle));
+    } finally {
+      if (t !== value) t.dispose();
+    }
+    return this;
+  }
+}
+
+/** Adds every tensor in v (a tensor, or arrays and plain objects of them) to the set `out`. */
+export function collectTensors(v, out) {
+  if (v instanceof Tensor) out.add(v);
+  else if (Array.isArray(v)) for (const x of v) collectTensors(x, out);
+  else if (isPlainObject(v)) for (const x of Object.values(v)) collectTensors(x, out);
+}
