@@ -160,19 +160,6 @@ ConvDims weight_grad_dims(const InferCtx& c) {
   return d;
 }
 
-// Every defined input float; the output in their promoted type.
-DType float_inputs_dtype(const InferCtx& c) {
-  DType d = DType::Float32;
-  bool first = true;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.has_input(i)) continue;
-    require_float(c, i);
-    d = first ? c.input(i).dtype() : promote_types(d, c.input(i).dtype());
-    first = false;
-  }
-  return d;
-}
-
 // ---- convolution kernels (x, w, y row-major; one unit of work = one group of one image) ----
 
 template <typename T>

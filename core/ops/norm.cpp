@@ -22,19 +22,6 @@ std::string arg_desc(const InferCtx& c, size_t i) {
   return "argument '" + c.op.inputs[i].name + "' of shape " + shape_str(c.input(i).shape());
 }
 
-// Every defined input float; the output in their promoted type.
-DType float_inputs_dtype(const InferCtx& c) {
-  DType d = DType::Float32;
-  bool first = true;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.has_input(i)) continue;
-    require_float(c, i);
-    d = first ? c.input(i).dtype() : promote_types(d, c.input(i).dtype());
-    first = false;
-  }
-  return d;
-}
-
 // Optional inputs 1 (weight) and 2 (bias) must have shape `expected` (`what` says why).
 void require_affine_shape(const InferCtx& c, const Shape& expected, const std::string& what) {
   for (size_t i = 1; i <= 2; ++i) {

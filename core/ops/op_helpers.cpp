@@ -41,6 +41,18 @@ DType numeric_dtype(const InferCtx& c) {
   return d == DType::Bool ? DType::Int32 : d;
 }
 
+DType float_inputs_dtype(const InferCtx& c) {
+  DType d = DType::Float32;
+  bool first = true;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.has_input(i)) continue;
+    require_float(c, i);
+    d = first ? c.input(i).dtype() : promote_types(d, c.input(i).dtype());
+    first = false;
+  }
+  return d;
+}
+
 DType promote_dtype(const InferCtx& c) {
   DType d = DType::Bool;
   for (const auto& t : c.inputs) {

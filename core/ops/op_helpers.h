@@ -19,6 +19,7 @@ DType float_dtype(const InferCtx& c);     // input 0's dtype made float (int32/b
 DType promote_dtype(const InferCtx& c);   // NumPy promotion of the inputs (bool+bool -> int32 for arithmetic)
 DType numeric_dtype(const InferCtx& c);   // input 0's dtype, bool -> int32
 DType bool_dtype(const InferCtx& c);
+DType float_inputs_dtype(const InferCtx& c);  // every present input must be float; their promoted type
 
 /// Fails unless input i is float (for ops that only make sense on floats, e.g. losses).
 void require_float(const InferCtx& c, size_t i);
