@@ -320,6 +320,52 @@ TEST(MaxPool2d, PaddingIsMinusInfinityAndNaNWins) {
   EXPECT_TRUE(std::isnan(got[0]));
 }
 
+// 2 x 2 windows at stride 2 without padding (the pooling of most CNNs) against a plain argmax (the first maximum in
+// row-major order, the last NaN) on values full of ties, -inf and NaN, odd sizes (the last row and column of x
+// belong to no window), float32 and float64, values and the gradient's scatter.
+TEST(MaxPool2d, TwoByTwoWindowsMatchAPlainArgmax) {
+  const double pattern[] = {1.0, 3.0, 3.0, -INFINITY, 2.0, NAN, 3.0, 0.5, -INFINITY, 2.0, NAN, 1.0, 0.0};
+  for (const DType dt : {DType::Float32, DType::Float64}) {
+    const int64_t planes = 3, h = 7, w = 9, oh = h / 2, ow = w / 2;
+    std::vector<double> xv(static_cast<size_t>(planes * h * w));
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = pattern[(i * 5 + i / 7) % 13];
+    const Tensor x = tensor(xv, {1, planes, h, w}, dt);
+    std::vector<double> want_y(static_cast<size_t>(planes * oh * ow)), dout(want_y.size()),
+        want_dx(xv.size(), 0.0);
+    for (size_t i = 0; i < dout.size(); ++i) dout[i] = 1.0 + static_cast<double>(i % 5);
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          int64_t best = -1, nan = -1;
+          for (int64_t ky = 0; ky < 2; ++ky) {
+            for (int64_t kx = 0; kx < 2; ++kx) {
+              const int64_t i = p * h * w + (2 * oy + ky) * w + 2 * ox + kx;
+              const double v = xv[static_cast<size_t>(i)];
+              if (std::isnan(v)) nan = i;
+              else if (best < 0 || v > xv[static_cast<size_t>(best)]) best = i;
+            }
+          }
+          const int64_t at = nan >= 0 ? nan : best;
+          const size_t o = static_cast<size_t>(p * oh * ow + oy * ow + ox);
+          want_y[o] = xv[static_cast<size_t>(at)];
+          want_dx[static_cast<size_t>(at)] += dout[o];
+        }
+      }
+    }
+    const std::vector<double> y = ops::max_pool2d(x, 2).to_vector<double>();
+    ASSERT_EQ(y.size(), want_y.size());
+    for (size_t i = 0; i < y.size(); ++i) {
+      if (std::isnan(want_y[i])) EXPECT_TRUE(std::isnan(y[i])) << i;
+      else EXPECT_EQ(y[i], want_y[i]) << i;
+    }
+    const auto fn = [&](const std::vector<Tensor>& in) -> Value { return ops::max_pool2d(in[0], 2); };
+    const Tensor sens = tensor(dout, {1, planes, oh, ow}, dt);
+    const std::vector<double> dx = vjp(fn, {x}, sens).second[0].to_vector<double>();
+    ASSERT_EQ(dx.size(), want_dx.size());
+    for (size_t i = 0; i < dx.size(); ++i) EXPECT_EQ(dx[i], want_dx[i]) << i;
+  }
+}
+
 TEST(MaxPool2d, Gradients) {
   // Distinct values 0.1 apart: no window has a tie, so finite differences never move the argmax.
   const auto distinct = [](const Shape& s) {
