@@ -143,7 +143,9 @@ function runChild(cmd, args, onLine) {
 }
 
 /** Runs a build step; true when it succeeded. */
+let builtSomething = false;
 function build(label, cmd, args) {
+  builtSomething = true;
   console.log(`bench: ${label}: ${cmd} ${args.join(' ')}`);
   const r = spawnSync(cmd, args, { cwd: root, env, stdio: ['ignore', 'inherit', 'inherit'] });
   return r.status === 0;
@@ -222,17 +224,27 @@ const RUNNERS = {
 /** The (workload, n) pairs this run asks for. */
 const wanted = ROWS.filter((r) => opts.workloads.includes(r.workload));
 
+const SETTLE_MS = 10_000;
 const results = [];
 const started = Date.now();
 console.log(`bench: ${opts.quick ? 'QUICK run (few repetitions: a smoke test, not a measurement)' : 'full run'}; ` +
   `${opts.impls.join(', ')}; ${opts.workloads.join(', ')}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), one thread each`);
 if (coretype) console.log(`bench: OPENBLAS_CORETYPE=${coretype.value} (${coretype.why})`);
 console.log(`bench: WebAssembly runs: ${wasmNode.note}`);
+// Everything is built before anything is measured (no compile competes with a measurement), and the machine is
+// given a moment after the builds to finish writing them out.
+const skips = new Map();
+for (const impl of opts.impls) skips.set(impl, RUNNERS[impl].prepare());
+if (builtSomething) {
+  console.log(`bench: waiting ${SETTLE_MS / 1000} s for the machine to settle after the builds`);
+  spawnSync('sync');
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+}
 for (const impl of opts.impls) {
   const runner = RUNNERS[impl];
   console.log(`\n== ${impl} ==`);
   const t0 = Date.now();
-  const skip = runner.prepare();
+  const skip = skips.get(impl);
   if (skip) {
     console.log(`bench: ${impl} skipped: ${skip}`);
     for (const r of wanted) results.push({ impl, workload: r.workload, ...(r.n ? { n: r.n } : {}), skipped: skip });
