@@ -85,8 +85,13 @@ export function installFmaKernel(mod) {
   const memory = exports.find((e) => e instanceof WebAssembly.Memory);
   const table = exports.find((e) => e instanceof WebAssembly.Table);
   if (!memory || !table) return 'simd128';
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
-  const index = table.grow(1);
-  table.set(index, instance.exports.tile);
+  let index;
+  try {
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } });
+    index = table.grow(1);
+    table.set(index, instance.exports.tile);
+  } catch {
+    return 'simd128'; // e.g. a table built without room to grow: the SIMD128 kernel is as correct, only slower
+  }
   return mod._bp_set_f32_tile(index) ? 'relaxed-simd' : 'simd128';
 }
