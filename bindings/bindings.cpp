@@ -21,6 +21,7 @@
 
 #include "bprop/bprop.h"
 #include "bprop/vectors.h"
+#include "convert.h"
 #include "guard.h"
 #include "handles.h"
 
@@ -28,11 +29,6 @@ using emscripten::val;
 
 namespace bprop::js {
 namespace {
-
-bool is_array(const val& v) {
-  static const val array = val::global("Array");
-  return array.call<bool>("isArray", v);
-}
 
 // ---- conversions --------------------------------------------------------------------------------------
 
@@ -53,35 +49,10 @@ val from_shape(const Shape& s) {
   return out;
 }
 
-/// A new handle for t, as a JavaScript number.
-val handle_val(Tensor t) { return val(handles().add(std::move(t))); }
-
-/// The tensor of a handle argument (null, undefined or 0: an undefined tensor).
-Tensor tensor_arg(const val& v) {
-  if (v.isNull() || v.isUndefined()) return Tensor{};
-  return handles().get_or_none(v.as<uint32_t>());
-}
-
-/// A list of tensor handles (null or 0 for an omitted optional tensor) to tensors.
-std::vector<Tensor> to_tensors(const val& list) {
-  std::vector<Tensor> out;
-  const int n = list["length"].as<int>();
-  out.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) out.push_back(tensor_arg(list[i]));
-  return out;
-}
-
 /// New handles for ts (null for an undefined tensor).
 val from_tensors(const std::vector<Tensor>& ts) {
   val out = val::array();
   for (size_t i = 0; i < ts.size(); ++i) out.set(i, ts[i].defined() ? handle_val(ts[i]) : val::null());
-  return out;
-}
-
-val from_value(const Value& v) {
-  if (v.is_tensor()) return handle_val(v.tensor());
-  val out = val::array();
-  for (size_t i = 0; i < v.size(); ++i) out.set(i, from_value(v[i]));
   return out;
 }
 
@@ -331,17 +302,11 @@ GradPosition to_position(const val& p) {
   return GradPosition(p.as<int>());
 }
 
-std::vector<Parameter> to_parameters(const val& list) {
-  std::vector<Parameter> out;
-  for (const Tensor& t : to_tensors(list)) out.push_back(Parameter::from(t));
-  return out;
-}
-
 /// grad / value_and_grad applied at once: the wrapper keeps fn and options in a closure.
 val grad_call(val fn, val position, val weights, bool has_aux, bool with_value, val args, val sens) {
   return guarded([&] {
-    const GradFn g = with_value ? value_and_grad(js_fn(fn), to_position(position), to_parameters(weights), has_aux)
-                                : grad(js_fn(fn), to_position(position), to_parameters(weights), has_aux);
+    const GradFn g = with_value ? value_and_grad(js_fn(fn), to_position(position), to_parameters("grad", weights), has_aux)
+                                : grad(js_fn(fn), to_position(position), to_parameters("grad", weights), has_aux);
     const std::vector<Tensor> a = to_tensors(args);
     const Tensor s = tensor_arg(sens);
     const Value r = s.defined() ? g(a, s) : g(a);

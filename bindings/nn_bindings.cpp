@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "convert.h"
 #include "guard.h"
 #include "handles.h"
 
@@ -32,17 +33,15 @@ using emscripten::val;
 namespace bprop::js_nn {
 namespace {
 
+using js::from_value;
 using js::guarded;
+using js::handle_val;
 using js::handles;
+using js::is_array;
 using js::take_error;
-
-/// A new handle for t, as a JavaScript number.
-val handle_val(Tensor t) { return val(handles().add(std::move(t))); }
-
-bool is_array(const val& v) {
-  static const val array = val::global("Array");
-  return array.call<bool>("isArray", v);
-}
+using js::to_parameters;
+using js::to_strings;
+using js::to_tensors;
 
 // ---- arguments ----------------------------------------------------------------------------------------
 
@@ -208,44 +207,6 @@ class Args {
 };
 
 // ---- conversions --------------------------------------------------------------------------------------
-
-std::vector<Tensor> to_tensors(const val& list) {
-  std::vector<Tensor> out;
-  const int n = list["length"].as<int>();
-  out.reserve(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const val item = list[i];
-    out.push_back(item.isNull() || item.isUndefined() ? Tensor{} : handles().get_or_none(item.as<uint32_t>()));
-  }
-  return out;
-}
-
-std::vector<std::string> to_strings(const val& list) {
-  std::vector<std::string> out;
-  const int n = list["length"].as<int>();
-  for (int i = 0; i < n; ++i) out.push_back(list[i].as<std::string>());
-  return out;
-}
-
-std::vector<Parameter> to_parameters(const std::string& who, const val& list) {
-  std::vector<Parameter> out;
-  size_t i = 0;
-  for (const Tensor& t : to_tensors(list)) {
-    if (!t.defined() || !t.impl()->is_parameter) {
-      throw ValueError("For '" + who + "', item " + std::to_string(i) + " of the parameter list is not a Parameter");
-    }
-    out.push_back(Parameter::from(t));
-    ++i;
-  }
-  return out;
-}
-
-val from_value(const Value& v) {
-  if (v.is_tensor()) return handle_val(v.tensor());
-  val out = val::array();
-  for (size_t i = 0; i < v.size(); ++i) out.set(i, from_value(v[i]));
-  return out;
-}
 
 /// A Uint8Array's bytes.
 std::vector<uint8_t> to_bytes(const val& bytes) {
