@@ -5,24 +5,14 @@
 // A screenshot of the page goes to test-output/browser/package.png.
 // Skipped only when /usr/bin/chromium is missing; any other problem fails.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { startServer } from '../demos/harness.mjs';
+import { launchBrowser, missingBrowser, startServer } from '../demos/harness.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const VECTOR_FILE = 'tests/vectors/unary.json';
 const SCREENSHOT = join(root, 'test-output', 'browser', 'package.png');
 
@@ -64,19 +54,14 @@ test('scripts/serve.mjs serves the package files with their content types', asyn
 });
 
 test('headless Chromium loads the package with <script type="module">: vectors and grad', { timeout: 180_000 }, async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    t.skip(`${CHROMIUM} is missing: install the Debian package 'chromium' (apt-get install chromium) to run the browser test`);
+  const missing = missingBrowser();
+  if (missing) {
+    t.skip(missing);
     return;
-  }
-  let chromium;
-  try {
-    ({ chromium } = await import('playwright-core'));
-  } catch (e) {
-    throw new Error(`playwright-core is a devDependency of bprop: run npm install (${e.message})`);
   }
 
   const started = performance.now();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+  const browser = await launchBrowser();
   try {
     const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
     const page = await context.newPage();
