@@ -1,10 +1,11 @@
 // Reductions: sum mean prod amax amin logsumexp var std argmax argmin.
 //
 // Every kernel views x as (outer, red, inner) and reduces the middle axis: adjacent reduced axes merge
-// into one, adjacent kept axes too, and size-1 axes are ignored. Three loops cover that view: rows
-// (inner == 1, contiguous lanes, pairwise summation), columns (inner > 1, e.g. the sum over the batch of a
-// bias gradient: a row of accumulators updated one input row at a time) and, for layouts that do not fit
-// (axes 0 and 2 of three), a strided copy that moves the reduced axes last before the row loop. In the
+// into one, adjacent kept axes too, and size-1 axes are ignored. Loops cover that view: rows (inner == 1,
+// contiguous lanes, pairwise summation), columns (inner > 1, e.g. the sum over the batch of a bias gradient: a
+// row of accumulators updated one input row at a time), blocks (reduced, kept, reduced: axes 0, 2, 3 of NCHW,
+// each lane a run of contiguous pieces) and, for layouts that fit none of these, a strided copy that moves the
+// reduced axes last before the row loop. In the
 // row loop, sums run four double accumulators over each leaf of a lane (then pairwise; float32 leaves go to
 // the vectorised sum of kernels/cpu/vmath.h), and max, min, argmax and exp-sums use Eigen's vectorised
 // reductions on the leaves.
@@ -28,6 +29,9 @@ using namespace opdef;
 
 struct Layout {
   int64_t outer = 1, red = 1, inner = 1;
+  // > 1: x is (blocks, outer, red), reduced over blocks and red (axes 0, 2 and 3 of NCHW: batch-norm
+  // statistics); each output's lane is `blocks` contiguous runs, reduced in turn and combined in order.
+  int64_t blocks = 1;
   std::vector<int64_t> perm;  // non-empty: x is first copied with its axes permuted by perm (then inner == 1)
 };
 
@@ -49,6 +53,13 @@ Layout plan_layout(const Shape& shape, const std::vector<int64_t>& axes) {
   if (g < groups.size() && groups[g].second) l.red = groups[g++].first;
   if (g < groups.size() && !groups[g].second) l.inner = groups[g++].first;
   if (g == groups.size()) return l;
+  if (groups.size() == 3 && groups[0].second && !groups[1].second && groups[2].second) {
+    Layout b;  // reduced, kept, reduced
+    b.blocks = groups[0].first;
+    b.outer = groups[1].first;
+    b.red = groups[2].first;
+    return b;
+  }
   Layout p;  // kept axes first, reduced axes last
   for (size_t d = 0; d < shape.size(); ++d) {
     if (!reduced[d]) {
@@ -134,6 +145,22 @@ void run_reduce(const T* x, const Layout& l, const Red& rd) {
   const int64_t nout = outer * inner;
   if (nout == 0) return;
   const int64_t lane_cost = std::max<int64_t>(red, 1);
+  if (l.blocks > 1) {
+    // Output o's reduced positions are k * red + t (block k, element t), read at x[(k * outer + o) * red + t]:
+    // the lane pointer is shifted back by k * red so reduce_lane sees each block at its own positions.
+    const int64_t blocks = l.blocks;
+    cpu::parallel_for(outer, std::max<int64_t>(1, kGrain / (lane_cost * blocks)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        Acc a = reduce_lane<T>(rd, x + o * red, 0, red, o);
+        for (int64_t k = 1; k < blocks; ++k) {
+          const T* lane = x + (k * (outer - 1) + o) * red;
+          a = rd.combine(a, reduce_lane<T>(rd, lane, k * red, (k + 1) * red, o));
+        }
+        rd.finish(a, o);
+      }
+    });
+    return;
+  }
   if (inner == 1) {
     const int64_t threads = cpu::num_threads();
     if (outer >= threads || outer * red < 2 * kGrain) {

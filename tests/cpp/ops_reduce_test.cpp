@@ -258,6 +258,9 @@ TEST(Reduce, MatchesReferenceOnEveryAxisSubset) {
   for (const auto& op : kFloatReductions) check_against_reference(op, xf, 1e-5);
   const Tensor xi = tensor_i32({5, -3, 8, 0, 2, 2, -7, 9, 1, 4, 4, -1}, {2, 3, 2});
   for (const auto& op : {"sum", "amax", "amin"}) check_against_reference(op, xi, 0);
+  // Lanes of several blocks longer than the pairwise leaf (axes {0, 2, 3}: 6 blocks of 600), split over threads.
+  const Tensor big = randn({6, 5, 20, 30}, 10, DType::Float64);
+  for (const auto& op : {"sum", "mean", "amax", "logsumexp", "var"}) check_against_reference(op, big, 1e-12);
   // argmax / argmin take one axis at a time
   for (int64_t a = 0; a < 4; ++a) {
     for (const auto& op : {"argmax", "argmin"}) {
