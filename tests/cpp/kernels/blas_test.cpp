@@ -17,9 +17,13 @@
 #include "bprop/bprop.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/gemm_reference.h"
 
 using namespace bprop;
 using cpu::Trans;
+using bprop::testing::gemm_values;
+using bprop::testing::GemmCase;
+using bprop::testing::reference_gemm;
 
 namespace {
 
@@ -32,45 +36,6 @@ class Blas : public ::testing::Test {
   }
   const int threads_ = cpu::num_threads();
 };
-
-// Deterministic values in [-1, 1).
-template <typename T>
-std::vector<T> values(size_t n, uint32_t seed) {
-  std::vector<T> v(n);
-  uint32_t s = seed;
-  for (auto& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<T>(static_cast<double>(s >> 8) / 8388608.0 - 1.0);
-  }
-  return v;
-}
-
-struct GemmCase {
-  int64_t m, n, k;
-  bool ta, tb;
-  int64_t pad;  // extra elements at the end of every stored row
-  double beta;
-};
-
-// C = op(A) op(B) + beta C with plain loops in double.
-template <typename T>
-std::vector<double> naive_gemm(const GemmCase& g, const std::vector<T>& a, int64_t lda, const std::vector<T>& b,
-                               int64_t ldb, const std::vector<T>& c, int64_t ldc) {
-  std::vector<double> out(c.begin(), c.end());
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < g.n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < g.k; ++p) {
-        const double x = g.ta ? a[static_cast<size_t>(p * lda + i)] : a[static_cast<size_t>(i * lda + p)];
-        const double y = g.tb ? b[static_cast<size_t>(j * ldb + p)] : b[static_cast<size_t>(p * ldb + j)];
-        s += x * y;
-      }
-      double& o = out[static_cast<size_t>(i * ldc + j)];
-      o = s + (g.beta == 0 ? 0.0 : g.beta * o);
-    }
-  }
-  return out;
-}
 
 // Runs one GEMM through `run` (a callable taking the template transposes) and returns C.
 template <typename T, typename Run>
@@ -90,10 +55,10 @@ void check_gemm(const GemmCase& g, double tol) {
   const int64_t a_rows = g.ta ? g.k : g.m, a_cols = g.ta ? g.m : g.k;
   const int64_t b_rows = g.tb ? g.n : g.k, b_cols = g.tb ? g.k : g.n;
   const int64_t lda = a_cols + g.pad, ldb = b_cols + g.pad, ldc = g.n + g.pad;
-  const std::vector<T> a = values<T>(static_cast<size_t>(a_rows * lda), 1);
-  const std::vector<T> b = values<T>(static_cast<size_t>(b_rows * ldb), 2);
-  const std::vector<T> c0 = values<T>(static_cast<size_t>(g.m * ldc), 3);
-  const std::vector<double> want = naive_gemm(g, a, lda, b, ldb, c0, ldc);
+  const std::vector<T> a = gemm_values<T>(static_cast<size_t>(a_rows * lda), 1);
+  const std::vector<T> b = gemm_values<T>(static_cast<size_t>(b_rows * ldb), 2);
+  const std::vector<T> c0 = gemm_values<T>(static_cast<size_t>(g.m * ldc), 3);
+  const std::vector<double> want = reference_gemm(g, a, lda, b, ldb, c0, ldc);
   const T beta = static_cast<T>(g.beta);
   auto expect_near = [&](const std::vector<T>& got, const char* path) {
     for (size_t i = 0; i < got.size(); ++i) {

@@ -13,38 +13,16 @@
 #include <vector>
 
 #include "kernels/cpu/simd_gemm.h"
+#include "kernels/gemm_reference.h"
 
 using bprop::cpu::set_f32_tile;
 using bprop::cpu::simd_gemm;
 
 namespace {
 
-// Deterministic values: in [-1, 1) for floats, small integers in [-8, 8) for int32 (exact sums).
-template <typename T>
-std::vector<T> values(size_t n, uint32_t seed) {
-  std::vector<T> v(n);
-  uint32_t s = seed;
-  for (auto& x : v) {
-    s = s * 1664525u + 1013904223u;
-    if constexpr (std::is_integral_v<T>) {
-      x = static_cast<T>(static_cast<int32_t>(s >> 28) - 8);
-    } else {
-      x = static_cast<T>(static_cast<double>(s >> 8) / 8388608.0 - 1.0);
-    }
-  }
-  return v;
-}
-
-struct Case {
-  int64_t m, n, k;
-  bool ta, tb;
-  int64_t pad;  // extra elements after every stored row of A, B and C
-  double beta;
-  std::string str() const {
-    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + (ta ? " ta" : "") +
-           (tb ? " tb" : "") + " pad " + std::to_string(pad) + " beta " + std::to_string(beta);
-  }
-};
+using Case = bprop::testing::GemmCase;
+using bprop::testing::gemm_values;
+using bprop::testing::reference_gemm;
 
 template <typename T>
 void check(const Case& g) {
@@ -52,9 +30,9 @@ void check(const Case& g) {
   const int64_t a_rows = g.ta ? g.k : g.m, a_cols = g.ta ? g.m : g.k;
   const int64_t b_rows = g.tb ? g.n : g.k, b_cols = g.tb ? g.k : g.n;
   const int64_t lda = a_cols + g.pad, ldb = b_cols + g.pad, ldc = g.n + g.pad;
-  const auto a = values<T>(static_cast<size_t>(a_rows * lda), 1);
-  const auto b = values<T>(static_cast<size_t>(b_rows * ldb), 2);
-  std::vector<T> c = values<T>(static_cast<size_t>(g.m * ldc), 3);
+  const auto a = gemm_values<T>(static_cast<size_t>(a_rows * lda), 1);
+  const auto b = gemm_values<T>(static_cast<size_t>(b_rows * ldb), 2);
+  std::vector<T> c = gemm_values<T>(static_cast<size_t>(g.m * ldc), 3);
   const T sentinel = std::is_integral_v<T> ? T(12345) : T(7.25);
   // Padding of C is a sentinel that must survive; with beta 0 the window holds NaN (or garbage for int32).
   for (int64_t i = 0; i < g.m; ++i) {
@@ -64,19 +42,7 @@ void check(const Case& g) {
       else if (g.beta == 0.0) x = std::is_integral_v<T> ? T(-777) : std::numeric_limits<T>::quiet_NaN();
     }
   }
-  std::vector<double> expect(static_cast<size_t>(g.m * g.n));
-  for (int64_t i = 0; i < g.m; ++i) {
-    for (int64_t j = 0; j < g.n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < g.k; ++p) {
-        const double av = g.ta ? a[static_cast<size_t>(p * lda + i)] : a[static_cast<size_t>(i * lda + p)];
-        const double bv = g.tb ? b[static_cast<size_t>(j * ldb + p)] : b[static_cast<size_t>(p * ldb + j)];
-        s += av * bv;
-      }
-      const double old = c[static_cast<size_t>(i * ldc + j)];
-      expect[static_cast<size_t>(i * g.n + j)] = g.beta == 0.0 ? s : s + g.beta * old;
-    }
-  }
+  const std::vector<double> expect = reference_gemm(g, a, lda, b, ldb, c, ldc);
   simd_gemm<T>(g.ta, g.tb, g.m, g.n, g.k, a.data(), lda, b.data(), ldb, static_cast<T>(g.beta), c.data(), ldc);
   const double tol = std::is_same_v<T, float> ? 1e-5 * (g.k + 1) : std::is_same_v<T, double> ? 1e-12 * (g.k + 1) : 0;
   int bad = 0;
@@ -90,7 +56,7 @@ void check(const Case& g) {
         }
         continue;
       }
-      const double want = expect[static_cast<size_t>(i * g.n + j)];
+      const double want = expect[static_cast<size_t>(i * ldc + j)];
       if (!(std::fabs(got - want) <= tol)) {
         ADD_FAILURE() << "C(" << i << ", " << j << ") = " << got << ", expected " << want;
         ++bad;
