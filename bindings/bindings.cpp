@@ -11,6 +11,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -20,10 +21,12 @@
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "bprop/limits.h"
 #include "bprop/vectors.h"
 #include "convert.h"
 #include "guard.h"
 #include "handles.h"
+#include "tensor/format.h"
 
 using emscripten::val;
 
@@ -32,12 +35,38 @@ namespace {
 
 // ---- conversions --------------------------------------------------------------------------------------
 
+// A whole number within int64's range (checked before converting: a double outside it has no int64 value).
+bool whole_int64(double d) { return d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d); }
+
+// A JavaScript number given for an integer argument, or a ValueError naming the function and the argument.
+int64_t whole_number(double d, const char* fn, const char* arg) {
+  if (!whole_int64(d)) {
+    throw ValueError(std::string(fn) + ": '" + arg + "' must be an integer, got " + format_number(d));
+  }
+  return static_cast<int64_t>(d);
+}
+
+// A random seed: a whole number in [0, 2^64).
+uint64_t seed_of(double d, const char* fn) {
+  if (!(d >= 0 && d < 0x1p64 && d == std::trunc(d))) {
+    throw ValueError(std::string(fn) + ": 'seed' must be a non-negative integer, got " + format_number(d));
+  }
+  return static_cast<uint64_t>(d);
+}
+
 Shape to_shape(const val& v) {
   Shape s;
   const int n = v["length"].as<int>();
+  if (n > kMaxRank) {
+    throw ShapeError("a shape has " + std::to_string(n) + " dimensions, more than the limit of " +
+                     std::to_string(kMaxRank));
+  }
   for (int i = 0; i < n; ++i) {
     const double d = v[i].as<double>();
-    if (d != static_cast<double>(static_cast<int64_t>(d))) throw ValueError("a shape must be a list of integers");
+    if (!whole_int64(d)) {
+      throw ValueError("a shape must be a list of integers, got " + format_number(d) + " at position " +
+                       std::to_string(i));
+    }
     s.push_back(static_cast<int64_t>(d));
   }
   return s;
@@ -57,13 +86,18 @@ val from_tensors(const std::vector<Tensor>& ts) {
 }
 
 /// What a JavaScript callback returned: a tensor handle or a nested array of them. The handles were made for
-/// C++ (the wrapper hands over new ones), so they are released here.
-Value to_value(const val& r) {
+/// C++ (the wrapper hands over new ones), so they are released here. Nesting is bounded: the recursion must not
+/// exhaust the WebAssembly stack.
+Value to_value(const val& r, int depth = 0) {
+  constexpr int kMaxNesting = 64;
   if (r.isUndefined()) throw JsCallbackError();
   if (is_array(r)) {
+    if (depth == kMaxNesting) {
+      throw ValueError("a function returned arrays nested more than " + std::to_string(kMaxNesting) + " deep");
+    }
     std::vector<Value> items;
     const int n = r["length"].as<int>();
-    for (int i = 0; i < n; ++i) items.push_back(to_value(r[i]));
+    for (int i = 0; i < n; ++i) items.push_back(to_value(r[i], depth + 1));
     return Value(std::move(items));
   }
   return Value(handles().take(r.as<uint32_t>()));
@@ -85,15 +119,29 @@ std::vector<Tensor> to_grads(const val& r) {
   return out;
 }
 
-AttrValue to_attr(const std::string& name, const val& v) {
+
+// One entry of a list attribute: an int, or a ValueError naming the op, the attribute and the entry. Entries are
+// never lists themselves beyond the one level of an int matrix, so nesting is not followed (no recursion).
+int64_t list_entry(const std::string& op, const std::string& name, const val& e, const std::string& at) {
+  const std::string what = "For '" + op + "', attribute '" + name + "' must hold integers, got ";
+  if (e.typeOf().as<std::string>() != "number") throw ValueError(what + "a " + e.typeOf().as<std::string>() + " " + at);
+  const double d = e.as<double>();
+  if (!whole_int64(d)) {
+    throw ValueError(what + format_number(d) + " " + at +
+                     (std::isfinite(d) && d == std::trunc(d) ? " (outside the int64 range)" : " (not a whole number)"));
+  }
+  return static_cast<int64_t>(d);
+}
+
+AttrValue to_attr(const std::string& op, const std::string& name, const val& v) {
   if (v.isNull() || v.isUndefined()) return std::monostate{};
   const std::string type = v.typeOf().as<std::string>();
   if (type == "boolean") return v.as<bool>();
   if (type == "string") return v.as<std::string>();
   if (type == "number") {
     const double d = v.as<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.0e15 && d < 9.0e15) return static_cast<int64_t>(d);
-    return d;
+    if (whole_int64(d)) return static_cast<int64_t>(d);
+    return d;  // an int attribute refuses it with the reason (normalize_attrs)
   }
   if (is_array(v)) {
     const int n = v["length"].as<int>();
@@ -101,31 +149,28 @@ AttrValue to_attr(const std::string& name, const val& v) {
       IntMatrix m;
       for (int i = 0; i < n; ++i) {
         const val row = v[i];
-        if (!is_array(row)) throw ValueError("attribute '" + name + "' must be a list of int lists");
+        if (!is_array(row)) {
+          throw ValueError("For '" + op + "', attribute '" + name + "' must be a list of int lists, item " +
+                           std::to_string(i) + " is not a list");
+        }
         IntList r;
         const int k = row["length"].as<int>();
         for (int j = 0; j < k; ++j) {
-          const AttrValue e = to_attr(name, row[j]);
-          if (!std::holds_alternative<int64_t>(e)) throw ValueError("attribute '" + name + "' must hold integers");
-          r.push_back(std::get<int64_t>(e));
+          r.push_back(list_entry(op, name, row[j], "at [" + std::to_string(i) + "][" + std::to_string(j) + "]"));
         }
         m.push_back(std::move(r));
       }
       return m;
     }
     IntList l;
-    for (int i = 0; i < n; ++i) {
-      const AttrValue e = to_attr(name, v[i]);
-      if (!std::holds_alternative<int64_t>(e)) throw ValueError("attribute '" + name + "' must be a list of integers");
-      l.push_back(std::get<int64_t>(e));
-    }
+    for (int i = 0; i < n; ++i) l.push_back(list_entry(op, name, v[i], "at [" + std::to_string(i) + "]"));
     return l;
   }
-  throw ValueError("attribute '" + name + "' has an unsupported type (" + type + ")");
+  throw ValueError("For '" + op + "', attribute '" + name + "' has an unsupported type (" + type + ")");
 }
 
-/// A plain object of snake_case attribute names (the wrapper converts camelCase) to Attrs.
-Attrs to_attrs(const val& obj) {
+/// A plain object of snake_case attribute names (the wrapper converts camelCase) to the attributes of `op`.
+Attrs to_attrs(const std::string& op, const val& obj) {
   Attrs attrs;
   if (obj.isNull() || obj.isUndefined()) return attrs;
   const val keys = val::global("Object").call<val>("keys", obj);
@@ -134,7 +179,7 @@ Attrs to_attrs(const val& obj) {
     const std::string k = keys[i].as<std::string>();
     const val v = obj[k];
     if (v.isUndefined()) continue;
-    attrs.set(k, to_attr(k, v));
+    attrs.set(k, to_attr(op, k, v));
   }
   return attrs;
 }
@@ -181,12 +226,14 @@ val typed_view(const Tensor& t) {
 val from_bytes(val bytes, val shape, std::string dtype) {
   return guarded([&] {
     const DType dt = parse_dtype(dtype);
-    Tensor t = Tensor::empty(to_shape(shape), dt);
+    const Shape s = to_shape(shape);
     const size_t n = static_cast<size_t>(bytes["length"].as<double>());
-    if (n != t.nbytes()) {
+    // The data must fill the shape before anything is allocated for it (shape_numel saturates, never wraps).
+    if (n % dtype_size(dt) != 0 || shape_numel(s) != static_cast<int64_t>(n / dtype_size(dt))) {
       throw ValueError("bprop.tensor: got " + std::to_string(n / dtype_size(dt)) + " values for shape " +
-                       shape_str(t.shape()));
+                       shape_str(s));
     }
+    Tensor t = Tensor::empty(s, dt);
     val(emscripten::typed_memory_view(n, static_cast<uint8_t*>(t.raw_data()))).call<void>("set", bytes);
     return handle_val(std::move(t));
   });
@@ -213,20 +260,18 @@ val arange(double start, double stop, double step, std::string dtype) {
 }
 val linspace(double start, double stop, double num, std::string dtype) {
   return guarded([&] {
-    return handle_val(bprop::linspace(start, stop, static_cast<int64_t>(num), parse_dtype(dtype)));
+    return handle_val(bprop::linspace(start, stop, whole_number(num, "linspace", "num"), parse_dtype(dtype)));
   });
 }
 val eye(double n, std::string dtype) {
-  return guarded([&] { return handle_val(bprop::eye(static_cast<int64_t>(n), parse_dtype(dtype))); });
+  return guarded([&] { return handle_val(bprop::eye(whole_number(n, "eye", "n"), parse_dtype(dtype))); });
 }
 val randn(val shape, double seed, std::string dtype) {
-  return guarded([&] {
-    return handle_val(bprop::randn(to_shape(shape), static_cast<uint64_t>(seed), parse_dtype(dtype)));
-  });
+  return guarded([&] { return handle_val(bprop::randn(to_shape(shape), seed_of(seed, "randn"), parse_dtype(dtype))); });
 }
 val rand(val shape, double seed, double low, double high, std::string dtype) {
   return guarded([&] {
-    return handle_val(bprop::rand(to_shape(shape), static_cast<uint64_t>(seed), low, high, parse_dtype(dtype)));
+    return handle_val(bprop::rand(to_shape(shape), seed_of(seed, "rand"), low, high, parse_dtype(dtype)));
   });
 }
 val scalar_like(double v, uint32_t like) {
@@ -247,7 +292,7 @@ val memory() {
 // ---- ops ----------------------------------------------------------------------------------------------
 
 val call_op(std::string name, val inputs, val attrs) {
-  return guarded([&] { return handle_val(bprop::call_op(name, to_tensors(inputs), to_attrs(attrs))); });
+  return guarded([&] { return handle_val(bprop::call_op(name, to_tensors(inputs), to_attrs(name, attrs))); });
 }
 
 val op_names() {
@@ -509,6 +554,37 @@ val run_vectors(std::string text, std::string path) {
   });
 }
 
+/// Runs every case of a vector file without comparing to its expectations (vectors::case_outcome):
+/// {errors: [reading problems], cases: [{name, outcome, shape, dtype} when ok, {name, outcome, message} when not]}.
+val vector_outcomes(std::string text, std::string path) {
+  return guarded([&] {
+    const vectors::VectorFile file = vectors::parse(text, path);
+    val errors = val::array();
+    for (size_t i = 0; i < file.errors.size(); ++i) errors.set(i, file.errors[i]);
+    val cases = val::array();
+    for (size_t i = 0; i < file.cases.size(); ++i) {
+      const vectors::CaseOutcome o = vectors::case_outcome(file.cases[i]);
+      val c = val::object();
+      c.set("name", o.name);
+      c.set("outcome", o.outcome);
+      if (o.ok()) {
+        val shape = val::array();
+        // Dimensions as doubles: a JavaScript number holds every size a tensor can have.
+        for (size_t k = 0; k < o.shape.size(); ++k) shape.set(k, static_cast<double>(o.shape[k]));
+        c.set("shape", shape);
+        c.set("dtype", std::string(dtype_name(o.dtype)));
+      } else {
+        c.set("message", o.message);
+      }
+      cases.set(i, c);
+    }
+    val out = val::object();
+    out.set("errors", errors);
+    out.set("cases", cases);
+    return out;
+  });
+}
+
 }  // namespace
 }  // namespace bprop::js
 
@@ -549,4 +625,5 @@ EMSCRIPTEN_BINDINGS(bprop) {
   function("setRequiresGrad", &js::set_requires_grad);
   function("registerPrimitive", &js::register_primitive_call);
   function("runVectors", &js::run_vectors);
+  function("vectorOutcomes", &js::vector_outcomes);
 }

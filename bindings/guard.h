@@ -22,9 +22,9 @@ struct JsCallbackError : std::runtime_error {
   JsCallbackError() : std::runtime_error("a JavaScript callback threw") {}
 };
 
-// Error kinds as the wrapper sees them: 0..3 are ErrorKind, then these; -1 is "no error".
-constexpr int kOtherError = 4;
-constexpr int kJsError = 5;
+// Error kinds as the wrapper sees them: 0..4 are ErrorKind, then these; -1 is "no error".
+constexpr int kOtherError = 5;
+constexpr int kJsError = 6;
 
 inline int g_error_kind = -1;
 inline std::string g_error_message;
@@ -44,7 +44,8 @@ R catching(F&& f, R on_error) {
   } catch (const JsCallbackError&) {
     set_error(kJsError, std::string());
   } catch (const std::bad_alloc&) {
-    set_error(kOtherError, "out of memory in the WebAssembly heap");
+    // An allocation outside the checked paths (a binding's own buffers): still a memory error, not a trap.
+    set_error(static_cast<int>(ErrorKind::Memory), "out of memory in the WebAssembly heap");
   } catch (const std::exception& e) {
     set_error(kOtherError, e.what());
   }

@@ -27,6 +27,7 @@
 #include "convert.h"
 #include "guard.h"
 #include "handles.h"
+#include "tensor/format.h"
 
 using emscripten::val;
 
@@ -185,7 +186,7 @@ class Args {
   int64_t as_integer(const char* key, const val& v) const {
     const double d = as_number(key, v);
     if (!std::isfinite(d) || d != std::floor(d) || std::fabs(d) > 9007199254740992.0) {
-      fail(key, "must be an integer, got " + std::to_string(d));
+      fail(key, "must be an integer, got " + format_number(d));
     }
     return static_cast<int64_t>(d);
   }
@@ -486,7 +487,9 @@ val schedule_info(std::shared_ptr<Schedule> s) {
 
 val schedule_lr_at(std::shared_ptr<Schedule> s, double epoch) {
   return guarded([&] {
-    if (epoch < 0 || epoch != std::floor(epoch)) throw ValueError("lrAt needs an epoch >= 0");
+    if (!(epoch >= 0 && epoch <= 9007199254740992.0) || epoch != std::floor(epoch)) {
+      throw ValueError("lrAt needs a whole epoch >= 0, got " + format_number(epoch));
+    }
     return val(s->scheduler->lr_at(static_cast<int64_t>(epoch)));
   });
 }

@@ -10,6 +10,7 @@ echo "== native tests (ctest) =="
 (cd build/native && ctest -j "$(nproc)" --output-on-failure)
 echo "== gradient vectors (native bprop check) =="
 build/native/bprop check tests/vectors/*.json
+bash scripts/test-sanitizers.sh
 echo "== WebAssembly build =="
 bash scripts/build-wasm.sh
 echo "== JavaScript tests (node --test) =="

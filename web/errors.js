@@ -1,6 +1,9 @@
 // The errors bprop throws: one class per kind of the C++ core's exceptions (core/include/bprop/errors.h).
 
-/** Base class of every error raised by bprop; `kind` is "shape", "dtype", "value", "unknown_op" or "internal". */
+/**
+ * Base class of every error raised by bprop; `kind` is "shape", "dtype", "value", "unknown_op", "memory" or
+ * "internal".
+ */
 export class BpropError extends Error {
   constructor(message, kind = 'internal') {
     super(message);
@@ -33,5 +36,18 @@ export class UnknownOpError extends BpropError {
   }
 }
 
-/** The classes a core error of each kind becomes, matched by `kind`. */
-export const ERROR_CLASSES = [ShapeError, DTypeError, ValueError, UnknownOpError];
+/**
+ * An allocation failed or would pass the build's size limits (the WebAssembly heap has a hard ceiling); the
+ * message names the op, the shape and the bytes. The module stays usable: the next op works.
+ */
+export class MemoryError extends BpropError {
+  constructor(message) {
+    super(message, 'memory');
+    this.name = 'MemoryError';
+  }
+}
+
+/** The classes a core error of each kind becomes, indexed by the module's kind number (bindings/guard.h). */
+export const ERROR_CLASSES = [ShapeError, DTypeError, ValueError, UnknownOpError, MemoryError];
+/** The module's kind number for "a JavaScript callback threw" (its error waits on the JavaScript side). */
+export const JS_CALLBACK_ERROR = 6;

@@ -16,7 +16,7 @@ export type OpArg = Tensor | number | null | Tensor[] | AttrValue | OpOptions;
 /** Base of every bprop error; `kind` names the error kind as in the vector format. */
 export class BpropError extends Error {
   constructor(message: string, kind?: string);
-  readonly kind: 'shape' | 'dtype' | 'value' | 'unknown_op' | 'internal' | string;
+  readonly kind: 'shape' | 'dtype' | 'value' | 'unknown_op' | 'memory' | 'internal' | string;
 }
 export class ShapeError extends BpropError {
   constructor(message: string);
@@ -33,6 +33,11 @@ export class ValueError extends BpropError {
 export class UnknownOpError extends BpropError {
   constructor(message: string);
   readonly kind: 'unknown_op';
+}
+/** An allocation failed or would pass the build's size limits; the module stays usable afterwards. */
+export class MemoryError extends BpropError {
+  constructor(message: string);
+  readonly kind: 'memory';
 }
 
 /** Every op of the catalogue, by its catalogue name and its camelCase alias. */
@@ -351,6 +356,24 @@ export interface VectorResult {
   passed: number;
   failed: number;
   results: { name: string; passed: boolean; line: string; raised: string }[];
+}
+
+/** How one case of a vector file ended when run without its expectations. */
+export interface VectorOutcome {
+  name: string;
+  /** 'ok', the kind of the bprop error it raised, or 'other' for an exception that is not a bprop error. */
+  outcome: 'ok' | 'shape' | 'dtype' | 'value' | 'unknown_op' | 'memory' | 'other';
+  /** The output's shape and dtype, when ok. */
+  shape?: number[];
+  dtype?: DType;
+  /** The error's message, when not ok. */
+  message?: string;
+}
+
+export interface VectorOutcomes {
+  /** Reading problems of the file (its malformed cases are left out). */
+  errors: string[];
+  cases: VectorOutcome[];
 }
 
 export interface PrimitiveInfo {
@@ -707,6 +730,7 @@ export interface Bprop {
   readonly DTypeError: typeof DTypeError;
   readonly ValueError: typeof ValueError;
   readonly UnknownOpError: typeof UnknownOpError;
+  readonly MemoryError: typeof MemoryError;
   readonly BpropError: typeof BpropError;
   readonly Tensor: typeof Tensor;
   readonly Parameter: new (data: Tensor | number | NestedArray, name?: string, requiresGrad?: boolean) => Parameter;
@@ -749,6 +773,8 @@ export interface Bprop {
   noGrad<T>(fn: () => T): T;
   registerPrimitive(spec: PrimitiveSpec): void;
   runVectors(text: string, path?: string): VectorResult;
+  /** Runs every case (and its first-order gradients when it has wrt names) without comparing to expectations. */
+  vectorOutcomes(text: string, path?: string): VectorOutcomes;
 
   /** The bytes of a safetensors checkpoint of a cell's parameters (state included) or of named tensors. */
   saveCheckpoint(obj: NamedTensorsArg, options?: { metadata?: { [key: string]: string } }): Uint8Array;

@@ -15,7 +15,9 @@
 
 import { makeCellClass, makeParameterClass } from './cell.js';
 import { makeCheckpoint } from './checkpoint.js';
-import { BpropError, DTypeError, ERROR_CLASSES, ShapeError, UnknownOpError, ValueError } from './errors.js';
+import {
+  BpropError, DTypeError, ERROR_CLASSES, JS_CALLBACK_ERROR, MemoryError, ShapeError, UnknownOpError, ValueError,
+} from './errors.js';
 import { installFmaKernel } from './fma-kernel.js';
 import { loadFactory } from './loader.js';
 import { makeNn } from './nn.js';
@@ -30,7 +32,7 @@ import {
   TYPED,
 } from './tensor.js';
 
-export { BpropError, DTypeError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
+export { BpropError, DTypeError, MemoryError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
 
 let defaultInstance = null;
 
@@ -69,6 +71,7 @@ class Bprop {
     this.DTypeError = DTypeError;
     this.ValueError = ValueError;
     this.UnknownOpError = UnknownOpError;
+    this.MemoryError = MemoryError;
     this.BpropError = BpropError;
     this.Tensor = Tensor;
     this.ops = {};
@@ -88,7 +91,7 @@ class Bprop {
   /** Throws the error the module recorded. */
   _fail() {
     const e = this._mod.takeError();
-    if (e.kind === 5) {
+    if (e.kind === JS_CALLBACK_ERROR) {
       const err = this._pendingError ?? new BpropError('bprop: a callback failed');
       this._pendingError = null;
       throw err;
@@ -279,11 +282,17 @@ class Bprop {
     };
   }
 
-  /** New handles for what a callback returned (the module takes them); each is also pushed to `made`. */
-  _toHandles(r, made) {
+  /**
+   * New handles for what a callback returned (the module takes them); each is also pushed to `made`. Arrays may
+   * nest 64 deep, as the module reads them (bindings.cpp to_value).
+   */
+  _toHandles(r, made, depth = 0) {
     let h;
     if (r instanceof Tensor) h = this._dup(r);
-    else if (Array.isArray(r)) return r.map((x) => this._toHandles(x, made));
+    else if (Array.isArray(r)) {
+      if (depth === 64) throw new ValueError('bprop: the function returned arrays nested more than 64 deep');
+      return r.map((x) => this._toHandles(x, made, depth + 1));
+    }
     else if (typeof r === 'number') h = this._check(this._mod.scalar(r, 'float32'));
     else throw new ValueError('bprop: the function must return a tensor or an array of tensors');
     made.push(h);
@@ -517,6 +526,14 @@ class Bprop {
    */
   runVectors(text, path = '<vectors>') {
     return this._check(this._mod.runVectors(text, path));
+  }
+  /**
+   * Runs every case of a vector file without comparing to its expectations (the fuzzer's outcomes mode):
+   * {errors, cases: [{name, outcome, shape, dtype} | {name, outcome, message}]}, outcome being 'ok', an error
+   * kind ('shape', 'dtype', 'value', 'unknown_op', 'memory') or 'other'.
+   */
+  vectorOutcomes(text, path = '<vectors>') {
+    return this._check(this._mod.vectorOutcomes(text, path));
   }
 
   // -- memory --

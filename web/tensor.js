@@ -1,7 +1,7 @@
 // Tensors in the WebAssembly heap: the Tensor and Parameter classes and the array conversions they use. Every
 // operation goes through the Bprop instance that made the tensor (`_bp`), which owns the module.
 
-import { ValueError } from './errors.js';
+import { ShapeError, ValueError } from './errors.js';
 
 export const isPlainObject = (v) =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof Tensor);
@@ -21,8 +21,14 @@ export function dtypeOfTypedArray(a) {
   return 'float32';
 }
 
+/** The most dimensions a tensor may have (the core's kMaxRank): deeper nesting is refused, not followed. */
+const MAX_RANK = 64;
+
 export function flatten(data, shape, depth, out) {
   if (Array.isArray(data)) {
+    if (depth === MAX_RANK) {
+      throw new ShapeError(`bprop.tensor: the nested array is more than ${MAX_RANK} deep (the rank limit)`);
+    }
     if (shape.length === depth) shape.push(data.length);
     else if (shape[depth] !== data.length) {
       throw new ValueError(`bprop.tensor: ragged nested array (length ${data.length} where ${shape[depth]} was expected)`);
@@ -30,6 +36,10 @@ export function flatten(data, shape, depth, out) {
     for (const item of data) flatten(item, shape, depth + 1, out);
   } else {
     if (depth !== shape.length) throw new ValueError('bprop.tensor: ragged nested array');
+    if (typeof data !== 'number' && typeof data !== 'boolean') {
+      // A string or an object would silently become NaN in a typed array.
+      throw new ValueError(`bprop.tensor: a tensor holds numbers or booleans, got a ${data === null ? 'null' : typeof data}`);
+    }
     out.push(data);
   }
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 
 namespace bprop {
 
@@ -101,6 +102,10 @@ Checkpoint parse(const uint8_t* bytes, size_t size, const std::string& where) {
   const char* text = reinterpret_cast<const char*>(bytes + 8);
   if (n == 0 || text[0] != '{') load_error(where, "the header is not a JSON object (not a safetensors file?)");
   ordered_json header;
+  if (const size_t depth = json_depth(std::string_view(text, n)); depth > kMaxJsonDepth) {
+    load_error(where, "the header nests lists and objects " + std::to_string(depth) + " deep, more than the limit of " +
+                          std::to_string(kMaxJsonDepth));
+  }
   try {
     header = ordered_json::parse(text, text + n);
   } catch (const ordered_json::exception& e) {
@@ -155,6 +160,11 @@ Checkpoint parse(const uint8_t* bytes, size_t size, const std::string& where) {
       numel *= v;
     }
     if (overflow) load_error(where, t + ": the shape " + js.dump() + " is too large");
+    try {
+      checked_numel(e.shape, e.dtype);  // rank and size limits, before anything is allocated for it
+    } catch (const Error& ex) {
+      load_error(where, t + ": " + ex.what());
+    }
     const auto& jo = info["data_offsets"];
     if (!jo.is_array() || jo.size() != 2) load_error(where, t + ": data_offsets must be [begin, end]");
     e.begin = json_uint(jo[0], where, t + ": data_offsets[0]");

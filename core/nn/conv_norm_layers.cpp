@@ -5,6 +5,7 @@
 
 #include "bprop/nn/layers.h"
 #include "nn/nn_helpers.h"
+#include "tensor/format.h"
 
 namespace bprop::nn {
 
@@ -157,9 +158,9 @@ BatchNorm::BatchNorm(const std::string& kind, int64_t num_features, const BatchN
     : kind_(kind), c_(num_features), opt_(options), ranks_(std::move(ranks)) {
   detail::check_positive(kind_.c_str(), "num_features", c_);
   detail::check_float_dtype(kind_.c_str(), opt_.dtype);
-  if (!(opt_.eps > 0.0)) throw ValueError("For '" + kind_ + "', eps must be positive, got " + std::to_string(opt_.eps));
+  if (!(opt_.eps > 0.0)) throw ValueError("For '" + kind_ + "', eps must be positive, got " + format_number(opt_.eps));
   if (!(opt_.momentum >= 0.0 && opt_.momentum <= 1.0)) {
-    throw ValueError("For '" + kind_ + "', momentum must be in [0, 1], got " + std::to_string(opt_.momentum));
+    throw ValueError("For '" + kind_ + "', momentum must be in [0, 1], got " + format_number(opt_.momentum));
   }
   if (opt_.affine) {
     gamma = register_parameter("gamma", Parameter(opt_.gamma_init({c_}, opt_.dtype), "gamma"));
@@ -243,7 +244,7 @@ LayerNorm::LayerNorm(Shape normalized_shape, LayerNormOptions options)
   if (shape_.empty()) throw ValueError("For 'LayerNorm', normalized_shape must have at least one dimension");
   for (int64_t d : shape_) detail::check_positive("LayerNorm", "every normalized_shape dimension", d);
   detail::check_float_dtype("LayerNorm", options.dtype);
-  if (!(eps_ > 0.0)) throw ValueError("For 'LayerNorm', epsilon must be positive, got " + std::to_string(eps_));
+  if (!(eps_ > 0.0)) throw ValueError("For 'LayerNorm', epsilon must be positive, got " + format_number(eps_));
   gamma = register_parameter("gamma", Parameter(options.gamma_init(shape_, options.dtype), "gamma"));
   beta = register_parameter("beta", Parameter(options.beta_init(shape_, options.dtype), "beta"));
 }

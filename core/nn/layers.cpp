@@ -5,6 +5,7 @@
 
 #include "bprop/random.h"
 #include "nn/nn_helpers.h"
+#include "tensor/format.h"
 
 namespace bprop::nn {
 
@@ -53,7 +54,7 @@ Value Dense::construct(const std::vector<Tensor>& inputs) {
 
 Dropout::Dropout(double p, std::optional<uint64_t> seed) : p_(p), seed_(seed ? *seed : next_seed()) {
   if (!(p >= 0.0 && p < 1.0)) {
-    throw ValueError("For 'Dropout', p must be in [0, 1), got " + std::to_string(p));
+    throw ValueError("For 'Dropout', p must be in [0, 1), got " + format_number(p));
   }
 }
 

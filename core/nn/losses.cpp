@@ -1,4 +1,5 @@
 #include "bprop/nn/losses.h"
+#include "tensor/format.h"
 
 namespace bprop::nn {
 
@@ -40,7 +41,7 @@ CrossEntropyLoss::CrossEntropyLoss(Tensor weight, int64_t ignore_index, const st
       label_smoothing_(label_smoothing) {
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
     throw ValueError("For 'CrossEntropyLoss', label_smoothing must be in [0, 1], got " +
-                     std::to_string(label_smoothing));
+                     format_number(label_smoothing));
   }
 }
 
@@ -73,7 +74,7 @@ Value L1Loss::construct(const std::vector<Tensor>& inputs) {
 
 SmoothL1Loss::SmoothL1Loss(double beta, const std::string& reduction)
     : LossBase("SmoothL1Loss", reduction), beta_(beta) {
-  if (!(beta >= 0.0)) throw ValueError("For 'SmoothL1Loss', beta must not be negative, got " + std::to_string(beta));
+  if (!(beta >= 0.0)) throw ValueError("For 'SmoothL1Loss', beta must not be negative, got " + format_number(beta));
 }
 
 Value SmoothL1Loss::construct(const std::vector<Tensor>& inputs) {

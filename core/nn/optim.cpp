@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "tensor/format.h"
+
 namespace bprop::optim {
 
 namespace {
@@ -154,8 +156,8 @@ Adam::Adam(std::string name, std::vector<Parameter> params, double lr, std::pair
       amsgrad_(amsgrad),
       decoupled_(decoupled) {
   if (!(beta1_ >= 0.0 && beta1_ < 1.0) || !(beta2_ >= 0.0 && beta2_ < 1.0)) {
-    throw ValueError("For '" + name_ + "', betas must be in [0, 1), got (" + std::to_string(beta1_) + ", " +
-                     std::to_string(beta2_) + ")");
+    throw ValueError("For '" + name_ + "', betas must be in [0, 1), got (" + format_number(beta1_) + ", " +
+                     format_number(beta2_) + ")");
   }
   check_rate(name_, "eps", eps);
 }
@@ -219,7 +221,7 @@ void LRScheduler::step() {
 StepLR::StepLR(Optimizer& optimizer, int64_t step_size, double gamma)
     : LRScheduler(optimizer), step_size_(step_size), gamma_(gamma) {
   if (step_size <= 0) throw ValueError("For 'StepLR', step_size must be positive, got " + std::to_string(step_size));
-  if (!(gamma >= 0.0)) throw ValueError("For 'StepLR', gamma must be >= 0, got " + std::to_string(gamma));
+  if (!(gamma >= 0.0)) throw ValueError("For 'StepLR', gamma must be >= 0, got " + format_number(gamma));
   apply();
 }
 
@@ -231,7 +233,7 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& optimizer, int64_t T_max, double
     : LRScheduler(optimizer), t_max_(T_max), eta_min_(eta_min) {
   if (T_max <= 0) throw ValueError("For 'CosineAnnealingLR', T_max must be positive, got " + std::to_string(T_max));
   if (!(eta_min >= 0.0))
-    throw ValueError("For 'CosineAnnealingLR', eta_min must be >= 0, got " + std::to_string(eta_min));
+    throw ValueError("For 'CosineAnnealingLR', eta_min must be >= 0, got " + format_number(eta_min));
   apply();
 }
 

@@ -18,7 +18,7 @@ KernelFn binary_kernel(F f) {
     visit_dtype(c.out_dtype, [&]<typename T>() {
       if constexpr (!std::is_same_v<T, bool>) {
         cpu::map_binary(a.data<T>(), a.shape(), b.data<T>(), b.shape(), c.out.data<T>(), c.out_shape,
-                        [&](T x, T y) { return static_cast<T>(f(x, y)); });
+                        [&](T x, T y) { return convert_element<T>(f(x, y)); });
       }
     });
   };

@@ -9,6 +9,7 @@
 // threads; the gradients pass their transposed operands to the GEMM as flags.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,21 @@ void require_at_least(const InferCtx& c, const char* name, std::pair<int64_t, in
 
 // ---- convolution geometry ----
 
+// size + 2 * padding, and the extent (size - 1) * dilation + 1 of a dilated kernel; nothing on int64 overflow.
+std::optional<int64_t> padded_extent(int64_t size, int64_t padding) {
+  const auto both = mul_checked(padding, 2);
+  return both ? add_checked(size, *both) : std::nullopt;
+}
+std::optional<int64_t> dilated_extent(int64_t size, int64_t dilation) {
+  const auto span = mul_checked(size - 1, dilation);
+  return span ? add_checked(*span, 1) : std::nullopt;
+}
+// The value, or a MemoryError saying that `what` passes every size.
+int64_t checked(const InferCtx& c, std::optional<int64_t> v, const std::string& what) {
+  if (!v) throw MemoryError(c.prefix() + what + " is more than 2^63");
+  return *v;
+}
+
 struct ConvDims {
   int64_t n = 0, c = 0, h = 0, w = 0;     // x: (N, C, H, W)
   int64_t o = 0, cg = 0, kh = 0, kw = 0;  // w: (O, C / groups, kH, kW)
@@ -101,14 +117,16 @@ ConvDims conv_dims(const InferCtx& c, const Shape& xs, const Shape& ws, const st
     c.value_error("attribute 'groups' (" + std::to_string(groups) + ") must divide the " + std::to_string(d.o) +
                   " output channels of " + w_desc);
   }
-  if (d.cg * groups != d.c) {
+  if (d.c / groups != d.cg) {  // d.cg * groups != d.c, without overflowing
     c.shape_error(x_desc + " has " + std::to_string(d.c) + " input channels but " + w_desc + " with groups " +
                   std::to_string(groups) + " expects " + std::to_string(d.cg * groups) +
                   " (w.shape[1] * groups)");
   }
   if (d.kh < 1 || d.kw < 1) c.shape_error(w_desc + " has an empty kernel");
-  const int64_t ekh = dilation.first * (d.kh - 1) + 1, ekw = dilation.second * (d.kw - 1) + 1;
-  const int64_t hp = d.h + 2 * padding.first, wp = d.w + 2 * padding.second;
+  const int64_t ekh = checked(c, dilated_extent(d.kh, dilation.first), "the kernel height with 'dilation'");
+  const int64_t ekw = checked(c, dilated_extent(d.kw, dilation.second), "the kernel width with 'dilation'");
+  const int64_t hp = checked(c, padded_extent(d.h, padding.first), "the input height with 'padding'");
+  const int64_t wp = checked(c, padded_extent(d.w, padding.second), "the input width with 'padding'");
   if (hp < ekh || wp < ekw) {
     c.shape_error("the kernel of " + w_desc + " with dilation " + pair_str(dilation.first, dilation.second) +
                   " spans " + pair_str(ekh, ekw) + ", more than the padded input " + pair_str(hp, wp) + " of " +
@@ -122,6 +140,15 @@ ConvDims conv_dims(const InferCtx& c, const Shape& xs, const Shape& ws, const st
   g.dh = dilation.first, g.dw = dilation.second;
   g.oh = (hp - ekh) / g.sh + 1;
   g.ow = (wp - ekw) / g.sw + 1;
+  // The kernels' im2col buffer holds (C/groups kH kW) x (oH oW) elements: it obeys the tensor limits too. The
+  // rows are the weight's (C/groups, kH, kW), within the limits already; the columns are counted here.
+  const auto cols = mul_checked(g.oh, g.ow);
+  const auto col = cols ? mul_checked(g.rows(), *cols) : std::nullopt;
+  if (!col || *col > kMaxElements) {
+    throw MemoryError(c.prefix() + "the im2col buffer of " + std::to_string(g.rows()) + " x (" + std::to_string(g.oh) +
+                      " x " + std::to_string(g.ow) + ") elements for " + x_desc + " and " + w_desc +
+                      " is more than the limit of " + std::to_string(kMaxElements) + " elements in this build");
+  }
   return d;
 }
 
@@ -162,11 +189,18 @@ ConvDims weight_grad_dims(const InferCtx& c) {
 
 // ---- convolution kernels (x, w, y row-major; one unit of work = one group of one image) ----
 
+// Multiply-adds of a unit of work, for the thread grain: saturates (an empty tensor's other sizes may be huge).
+int64_t work_of(std::initializer_list<int64_t> sizes) {
+  int64_t w = 1;
+  for (int64_t s : sizes) w = mul_checked(w, s).value_or(INT64_MAX);
+  return w;
+}
+
 template <typename T>
 void conv2d_forward(const T* x, const T* w, const T* bias, T* y, const ConvDims& d) {
   const cpu::ConvGeom& g = d.geom;
   const int64_t k = g.rows(), l = g.cols(), og = d.og();
-  const int64_t cost = std::max<int64_t>(1, og * k * l);
+  const int64_t cost = std::max<int64_t>(1, work_of({og, k, l}));
   cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t u0, int64_t u1) {
     std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
     for (int64_t u = u0; u < u1; ++u) {
@@ -196,7 +230,7 @@ template <typename T>
 void conv2d_input_grad_impl(const T* dy, const T* w, T* dx, const ConvDims& d) {
   const cpu::ConvGeom& g = d.geom;
   const int64_t k = g.rows(), l = g.cols(), og = d.og(), image = d.cg * d.h * d.w;
-  const int64_t cost = std::max<int64_t>(1, og * k * l);
+  const int64_t cost = std::max<int64_t>(1, work_of({og, k, l}));
   cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t u0, int64_t u1) {
     std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
     for (int64_t u = u0; u < u1; ++u) {
@@ -225,7 +259,7 @@ void conv2d_weight_grad_impl(const T* x, const T* dy, T* dw, const ConvDims& d) 
   if (d.n == 0 || size == 0 || l == 0) return;
   const int64_t blocks = std::min(d.n, kWeightGradBlocks);
   std::vector<T> partial(static_cast<size_t>((blocks - 1) * size), T(0));  // block 0 sums into dw
-  const int64_t block_cost = std::max<int64_t>(1, (d.n / blocks) * d.o * k * l);
+  const int64_t block_cost = std::max<int64_t>(1, work_of({d.n / blocks, d.o, k, l}));
   cpu::parallel_for(blocks, std::max<int64_t>(1, kGemmGrain / block_cost), [&](int64_t b0, int64_t b1) {
     std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
     for (int64_t b = b0; b < b1; ++b) {
@@ -342,7 +376,7 @@ PoolDims pool_dims(const InferCtx& c, const Shape& xs, const std::string& x_desc
   const auto stride = pool_stride(c, kernel);
   require_at_least(c, "stride", stride, 1, "positive");
   require_at_least(c, "padding", padding, 0, "non-negative");
-  if (2 * padding.first > kernel.first || 2 * padding.second > kernel.second) {
+  if (padding.first > kernel.first / 2 || padding.second > kernel.second / 2) {  // 2 * padding > kernel
     c.value_error("attribute 'padding' " + ints_str({padding.first, padding.second}) +
                   " must be at most half of 'kernel_size' " + ints_str({kernel.first, kernel.second}));
   }
@@ -354,7 +388,10 @@ PoolDims pool_dims(const InferCtx& c, const Shape& xs, const std::string& x_desc
   d.kh = kernel.first, d.kw = kernel.second;
   d.sh = stride.first, d.sw = stride.second;
   d.ph = padding.first, d.pw = padding.second;
-  const int64_t hp = d.h + 2 * d.ph, wp = d.w + 2 * d.pw;
+  // padding is at most half the kernel, and the kernel at most the padded input: no sum here overflows unless the
+  // kernel itself is past every size.
+  const int64_t hp = checked(c, padded_extent(d.h, d.ph), "the input height with 'padding'");
+  const int64_t wp = checked(c, padded_extent(d.w, d.pw), "the input width with 'padding'");
   if (hp < d.kh || wp < d.kw) {
     c.shape_error("'kernel_size' " + pair_str(d.kh, d.kw) + " is larger than the padded input " + pair_str(hp, wp) +
                   " of " + x_desc + " with padding " + pair_str(d.ph, d.pw));
@@ -390,7 +427,7 @@ PoolDims avg_grad_dims(const InferCtx& c) {
 // Runs body(plane_begin, plane_end) over the planes, split over threads when the work is large.
 template <typename Body>
 void for_planes(const PoolDims& d, Body body) {
-  const int64_t cost = std::max<int64_t>(1, d.oh * d.ow * d.kh * d.kw);
+  const int64_t cost = std::max<int64_t>(1, work_of({d.oh, d.ow, d.kh, d.kw}));
   cpu::parallel_for(d.planes, std::max<int64_t>(1, cpu::kParallelGrain / cost), body);
 }
 
@@ -519,7 +556,7 @@ void avg_pool2d_kernel(KernelCtx& c) {
   visit_float(c.out_dtype, [&]<typename T>() {
     const T* x = c.inputs[0].data<T>();
     T* out = c.out.data<T>();
-    const double inv = 1.0 / static_cast<double>(d.kh * d.kw);
+    const double inv = 1.0 / (static_cast<double>(d.kh) * static_cast<double>(d.kw));
     for_planes(d, [&](int64_t p0, int64_t p1) {
       std::vector<double> acc(static_cast<size_t>(d.ow));
       for (int64_t p = p0; p < p1; ++p) {
@@ -554,7 +591,7 @@ void avg_pool2d_grad_kernel(KernelCtx& c) {
   visit_float(c.out_dtype, [&]<typename T>() {
     const T* pd = dy.data<T>();
     T* dx = c.out.data<T>();
-    const T inv = static_cast<T>(1.0 / static_cast<double>(d.kh * d.kw));
+    const T inv = static_cast<T>(1.0 / (static_cast<double>(d.kh) * static_cast<double>(d.kw)));
     for_planes(d, [&](int64_t p0, int64_t p1) {
       std::vector<T> v(static_cast<size_t>(d.ow));
       for (int64_t p = p0; p < p1; ++p) {

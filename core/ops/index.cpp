@@ -44,9 +44,14 @@ Shape slice_shape(const InferCtx& c) {
                     shape_str(x.shape()));
     }
     const int64_t n = size[i] == -1 ? d - begin[i] : size[i];
-    if (n < 0 || begin[i] + n > d) {
-      c.value_error("'size' " + ints_str(size) + " with 'begin' " + ints_str(begin) + " is out of bounds on axis " +
-                    std::to_string(i) + " of 'x' of shape " + shape_str(x.shape()));
+    if (n < 0) {
+      c.value_error("'size' " + ints_str(size) + " has the negative entry " + std::to_string(n) + " on axis " +
+                    std::to_string(i) + " (only -1, the rest of the axis, may be negative)");
+    }
+    if (n > d - begin[i]) {  // begin[i] + n, compared without overflowing
+      c.value_error("begin[" + std::to_string(i) + "] + size[" + std::to_string(i) + "] = " + std::to_string(begin[i]) +
+                    " + " + std::to_string(n) + " exceeds dim " + std::to_string(i) + " of size " + std::to_string(d) +
+                    " of 'x' of shape " + shape_str(x.shape()));
     }
     out[i] = n;
   }
@@ -117,7 +122,9 @@ int64_t slice_layout(const Shape& shape, const std::vector<AxisSlice>& sl, std::
   strides->resize(shape.size());
   for (size_t i = 0; i < shape.size(); ++i) {
     offset += sl[i].start * rm[i];
-    (*strides)[i] = sl[i].step * rm[i];
+    // A step matters only where the axis yields two elements or more, and then it is shorter than the axis (a
+    // step past every size, e.g. -9223372036854775807, times the stride would overflow).
+    (*strides)[i] = sl[i].count > 1 ? sl[i].step * rm[i] : 0;
   }
   return offset;
 }

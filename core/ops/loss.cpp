@@ -16,6 +16,7 @@
 
 #include "ops/composite.h"
 #include "ops/op_helpers.h"
+#include "tensor/format.h"
 
 namespace bprop {
 namespace {
@@ -134,7 +135,7 @@ Shape class_loss_shape(const InferCtx& c) {
   if (c.attrs.has("label_smoothing")) {
     const double ls = c.attrs.get_float("label_smoothing");
     if (!(ls >= 0.0 && ls <= 1.0)) {
-      c.value_error("'label_smoothing' must be between 0.0 and 1.0, got " + std::to_string(ls));
+      c.value_error("'label_smoothing' must be between 0.0 and 1.0, got " + format_number(ls));
     }
   }
   return reduced_shape(c, expected);
@@ -425,7 +426,7 @@ void register_loss_ops(Registry& r) {
     OpDef op = loss_def("smooth_l1_loss", {{"x"}, {"y"}}, {reduction_attr(), {"beta", AttrKind::Float, 1.0}});
     op.infer_shape = [](const InferCtx& c) {
       const double beta = c.attrs.get_float("beta");
-      if (!(beta >= 0.0)) c.value_error("'beta' must be non-negative, got " + std::to_string(beta));
+      if (!(beta >= 0.0)) c.value_error("'beta' must be non-negative, got " + format_number(beta));
       return regression_shape(c);
     };
     op.infer_dtype = [](const InferCtx& c) { return loss_dtype(c); };

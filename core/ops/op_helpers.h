@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "bprop/limits.h"
 #include "bprop/ops.h"
 #include "bprop/registry.h"
 #include "kernels/cpu/elementwise.h"

@@ -53,7 +53,8 @@ Layout plan_layout(const Shape& shape, const std::vector<int64_t>& axes) {
   if (g < groups.size() && groups[g].second) l.red = groups[g++].first;
   if (g < groups.size() && !groups[g].second) l.inner = groups[g++].first;
   if (g == groups.size()) return l;
-  if (groups.size() == 3 && groups[0].second && !groups[1].second && groups[2].second) {
+  // (Not when the first reduced run is empty: the lanes are empty then, which the general layout handles.)
+  if (groups.size() == 3 && groups[0].second && !groups[1].second && groups[2].second && groups[0].first > 0) {
     Layout b;  // reduced, kept, reduced
     b.blocks = groups[0].first;
     b.outer = groups[1].first;

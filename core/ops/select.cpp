@@ -40,7 +40,7 @@ void clamp_kernel(KernelCtx& c) {
         double d = static_cast<double>(v);
         if (lo && d < *lo) d = *lo;
         if (hi && d > *hi) d = *hi;
-        return std::isnan(static_cast<double>(v)) ? v : static_cast<T>(d);
+        return std::isnan(static_cast<double>(v)) ? v : convert_element<T>(d);  // an int32 bound past int32 saturates
       });
     }
   });

@@ -36,7 +36,8 @@ Shape reshape_shape(const InferCtx& c) {
     } else if (req[i] < 0) {
       c.value_error("'shape' " + ints_str(req) + " has the negative dimension " + std::to_string(req[i]));
     } else {
-      known *= req[i];
+      // Saturates rather than overflows: a product past every element count cannot match x's.
+      known = req[i] == 0 || known == 0 ? 0 : mul_checked(known, req[i]).value_or(INT64_MAX);
     }
   }
   const int64_t n = x.numel();
@@ -159,6 +160,11 @@ Shape expand_dims_shape(const InferCtx& c) {
   if (c.attrs.is_null("axis")) c.value_error("'axis' must be an int or a list of ints, got null");
   const IntList given = c.attrs.get_ints("axis");
   const int64_t out_rank = c.input(0).dim() + static_cast<int64_t>(given.size());
+  if (out_rank > kMaxRank) {
+    c.shape_error("'axis' " + ints_str(given) + " adds " + std::to_string(given.size()) + " axes to 'x' of shape " +
+                  shape_str(xs) + ": rank " + std::to_string(out_rank) + " is more than the limit of " +
+                  std::to_string(kMaxRank));
+  }
   std::vector<bool> is_new(static_cast<size_t>(out_rank), false);
   for (int64_t a : given) {
     const int64_t n = normalize_axis(a, out_rank, c.op.name);
@@ -195,7 +201,9 @@ Shape concat_shape(const InferCtx& c) {
       c.shape_error("tensor " + std::to_string(i) + " of shape " + shape_str(si) + " does not match tensor 0 of shape " +
                     shape_str(s0) + " outside axis " + std::to_string(axis));
     }
-    out[static_cast<size_t>(axis)] += si[static_cast<size_t>(axis)];
+    const auto sum = add_checked(out[static_cast<size_t>(axis)], si[static_cast<size_t>(axis)]);
+    if (!sum) c.shape_error("the sizes along axis " + std::to_string(axis) + " add up to more than 2^63");
+    out[static_cast<size_t>(axis)] = *sum;
   }
   return out;
 }
@@ -256,7 +264,15 @@ Shape tile_shape(const InferCtx& c) {
   IntList reps;
   tile_dims(c.input(0).shape(), m, &dims, &reps);
   Shape out(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) out[i] = dims[i] * reps[i];
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const auto n = mul_checked(dims[i], reps[i]);
+    if (!n) {
+      throw MemoryError(c.prefix() + "'multiples' " + ints_str(m) + " repeats dimension " + std::to_string(i) +
+                        " of size " + std::to_string(dims[i]) + " " + std::to_string(reps[i]) +
+                        " times: more than 2^63 elements");
+    }
+    out[i] = *n;
+  }
   return out;
 }
 
@@ -312,7 +328,14 @@ Shape pad_shape(const InferCtx& c) {
     if (p[i][0] < 0 || p[i][1] < 0) {
       c.value_error("'paddings' " + attr_value_str(pv) + " has a negative entry in row " + std::to_string(i));
     }
-    out[i] += p[i][0] + p[i][1];
+    const auto both = add_checked(p[i][0], p[i][1]);
+    const auto padded = both ? add_checked(out[i], *both) : std::nullopt;
+    if (!padded) {
+      throw MemoryError(c.prefix() + "'paddings' row " + std::to_string(i) + " " + ints_str(p[i]) +
+                        " around dimension " + std::to_string(i) + " of size " + std::to_string(out[i]) +
+                        " makes more than 2^63 elements");
+    }
+    out[i] = *padded;
   }
   return out;
 }

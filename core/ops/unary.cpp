@@ -31,7 +31,7 @@ KernelFn map_kernel_with(Make make) {
     const auto f = make(c.attrs);
     visit_dtype(c.out_dtype, [&]<typename T>() {
       if constexpr (!std::is_same_v<T, bool>) {
-        cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return static_cast<T>(f(v)); });
+        cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return convert_element<T>(f(v)); });
       }
     });
   };

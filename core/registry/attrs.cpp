@@ -29,7 +29,7 @@ std::string attr_value_str(const AttrValue& v) {
             list(x[i]);
           }
           out += ']';
-        } else if constexpr (std::is_same_v<T, double>) out = format_g(x);
+        } else if constexpr (std::is_same_v<T, double>) out = format_number(x);
         else out = std::to_string(x);
       },
       v);
@@ -112,19 +112,31 @@ const char* kind_name(AttrKind k) {
   return "?";
 }
 
+// A whole number inside int64's range, as an int (the range is checked first: converting a double outside it is
+// undefined, and printed -9223372036854775808 for 1e300).
 bool integral_double(const AttrValue& v, int64_t* out) {
-  if (auto d = std::get_if<double>(&v); d && std::isfinite(*d) && std::floor(*d) == *d) {
+  if (auto d = std::get_if<double>(&v); d && std::isfinite(*d) && std::floor(*d) == *d && *d >= -0x1p63 && *d < 0x1p63) {
     *out = static_cast<int64_t>(*d);
     return true;
   }
   return false;
 }
 
+// Why a number is not an int, for the message ("" when it is not a number).
+std::string why_not_int(const AttrValue& v) {
+  const double* d = std::get_if<double>(&v);
+  if (!d) return "";
+  if (!std::isfinite(*d) || std::floor(*d) != *d) return " (not a whole number)";
+  return " (outside the int64 range)";
+}
+
 // Returns the value converted to the spec's kind, or throws.
 AttrValue coerce(const std::string& op, const AttrSpec& spec, const AttrValue& v) {
   auto bad = [&]() -> AttrValue {
+    const bool wants_int = spec.kind == AttrKind::Int || spec.kind == AttrKind::OptInt || spec.kind == AttrKind::IntList ||
+                           spec.kind == AttrKind::Axes || spec.kind == AttrKind::IntPair;
     throw ValueError("For '" + op + "', attribute '" + spec.name + "' must be " + kind_name(spec.kind) + ", got " +
-                     attr_value_str(v));
+                     attr_value_str(v) + (wants_int ? why_not_int(v) : ""));
   };
   const bool is_null = std::holds_alternative<std::monostate>(v);
   int64_t iv = 0;

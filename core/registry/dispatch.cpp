@@ -1,4 +1,6 @@
 // The dispatcher: one path for every op call, built-in or user-registered.
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "autodiff/observer.h"
@@ -86,11 +88,19 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   if (!kernel) {
     throw UnknownOpError("For '" + op.name + "', there is no kernel for backend '" + backend_name(backend) + "'");
   }
-  Tensor out = op.allocates_output ? Tensor::empty(shape, dtype, backend) : Tensor();
+  Tensor out;
+  if (op.allocates_output) out = Tensor::empty(shape, dtype, backend, op.name);
+  else checked_numel(shape, dtype, op.name);  // a view gets the inferred shape: it obeys the same limits
   KernelCtx kctx{op, inputs, normalized, shape, dtype, out};
-  {
+  try {
     KernelDepth depth;
     kernel(kctx);
+  } catch (const std::bad_alloc&) {  // a kernel's own scratch memory
+    throw MemoryError("For '" + op.name + "', out of memory while computing the output of shape " + shape_str(shape) +
+                      " " + dtype_name(dtype));
+  } catch (const std::length_error&) {  // scratch memory past what a std::vector can address (wasm32)
+    throw MemoryError("For '" + op.name + "', the scratch memory for the output of shape " + shape_str(shape) + " " +
+                      dtype_name(dtype) + " is more than this build can address");
   }
   if (!out.defined() || out.shape() != shape || out.dtype() != dtype) {
     throw ValueError("For '" + op.name + "', the kernel produced " +

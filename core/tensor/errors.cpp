@@ -8,6 +8,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::DType: return "dtype";
     case ErrorKind::Value: return "value";
     case ErrorKind::UnknownOp: return "unknown_op";
+    case ErrorKind::Memory: return "memory";
   }
   return "value";
 }
@@ -17,6 +18,7 @@ void throw_error(ErrorKind kind, const std::string& msg) {
     case ErrorKind::Shape: throw ShapeError(msg);
     case ErrorKind::DType: throw DTypeError(msg);
     case ErrorKind::UnknownOp: throw UnknownOpError(msg);
+    case ErrorKind::Memory: throw MemoryError(msg);
     case ErrorKind::Value: break;
   }
   throw ValueError(msg);

@@ -1,13 +1,58 @@
 #include "bprop/shape.h"
 
 #include "bprop/errors.h"
+#include "bprop/limits.h"
 
 namespace bprop {
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    const auto next = mul_checked(n, d);
+    if (!next) return INT64_MAX;
+    n = *next;
+  }
   return n;
+}
+
+namespace {
+std::string subject(const std::string& op) { return op.empty() ? "A tensor" : "For '" + op + "', the output"; }
+}  // namespace
+
+int64_t checked_numel(const Shape& s, DType dtype, const std::string& op) {
+  if (static_cast<int64_t>(s.size()) > kMaxRank) {
+    throw ShapeError(subject(op) + " would have rank " + std::to_string(s.size()) + ", more than the limit of " +
+                     std::to_string(kMaxRank));
+  }
+  int64_t nonzero = 1;  // the product of the non-zero dimensions: the largest stride times its dimension
+  bool overflow = false, empty = false;
+  for (int64_t d : s) {
+    if (d < 0) {
+      throw ShapeError(subject(op) + " would have the negative dimension " + std::to_string(d) + " in shape " +
+                       shape_str(s));
+    }
+    if (d == 0) {
+      empty = true;
+    } else if (!overflow) {
+      const auto next = mul_checked(nonzero, d);
+      overflow = !next;
+      if (next) nonzero = *next;
+    }
+  }
+  if (overflow || nonzero > kMaxElements) {
+    throw MemoryError(subject(op) + " of shape " + shape_str(s) + " " + dtype_name(dtype) + " would span " +
+                      (overflow ? std::string("more than 2^63") : std::to_string(nonzero)) +
+                      " elements" + (empty ? " (zero dimensions aside)" : "") + ", more than the limit of " +
+                      std::to_string(kMaxElements) + " in this build");
+  }
+  const int64_t numel = empty ? 0 : nonzero;
+  const int64_t bytes = numel * static_cast<int64_t>(dtype_size(dtype));  // < 2^49: kMaxElements * 8
+  if (bytes > kMaxTensorBytes) {
+    throw MemoryError(subject(op) + " of shape " + shape_str(s) + " " + dtype_name(dtype) + " would need " +
+                      std::to_string(bytes) + " bytes, more than the limit of " + std::to_string(kMaxTensorBytes) +
+                      " bytes per tensor in this build");
+  }
+  return numel;
 }
 
 std::string shape_str(const Shape& s) {

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <ostream>
 
+#include "bprop/limits.h"
 #include "bprop/pool.h"
 #include "tensor/buffer_cache.h"
 #include "tensor/format.h"
@@ -44,15 +46,20 @@ Storage::~Storage() {
 
 MemoryStats memory_stats() { return {g_storages.load(), g_bytes.load()}; }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend) {
-  for (int64_t d : shape) {
-    if (d < 0) throw ShapeError("Tensor: negative dimension in shape " + shape_str(shape));
-  }
+Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend, const std::string& for_op) {
+  const int64_t numel = checked_numel(shape, dtype, for_op);
+  const size_t bytes = static_cast<size_t>(numel) * dtype_size(dtype);  // within kMaxTensorBytes: no wrap
   auto impl = pool::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->numel = shape_numel(shape);
-  impl->storage = pool::make_shared<Storage>(static_cast<size_t>(impl->numel) * dtype_size(dtype), backend);
+  impl->numel = numel;
+  try {
+    impl->storage = pool::make_shared<Storage>(bytes, backend);
+  } catch (const std::bad_alloc&) {
+    throw MemoryError((for_op.empty() ? std::string("A tensor") : "For '" + for_op + "', the output") + " of shape " +
+                      shape_str(shape) + " " + dtype_name(dtype) + ": cannot allocate " + std::to_string(bytes) +
+                      " bytes (out of memory)");
+  }
   return Tensor(std::move(impl));
 }
 
@@ -154,7 +161,7 @@ Tensor fill_with(const Shape& shape, DType dtype, Gen gen) {
   Tensor t = Tensor::empty(shape, dtype);
   visit_dtype(dtype, [&]<typename T>() {
     T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(gen(i));
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = convert_element<T>(gen(i));
   });
   return t;
 }
@@ -193,7 +200,17 @@ Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
 
 Tensor arange(double start, double stop, double step, DType dtype) {
   if (step == 0.0) throw ValueError("arange: 'step' must not be zero");
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
+    throw ValueError("arange: start, stop and step must be finite, got " + format_number(start) + ", " +
+                     format_number(stop) + ", " + format_number(step));
+  }
   const double n = std::ceil((stop - start) / step);
+  // Compared as a double before converting: a count past int64 has no int64 value.
+  if (n > static_cast<double>(kMaxElements)) {
+    throw MemoryError("arange: [" + format_number(start) + ", " + format_number(stop) + ") by " + format_number(step) +
+                      " holds " + format_number(n) + " values, more than the limit of " + std::to_string(kMaxElements) +
+                      " elements in this build");
+  }
   const int64_t count = n > 0 ? static_cast<int64_t>(n) : 0;
   return fill_with({count}, dtype, [&](int64_t i) { return start + static_cast<double>(i) * step; });
 }
@@ -227,7 +244,7 @@ Tensor convert(const Tensor& t, DType dtype) {
     visit_dtype(dtype, [&]<typename D>() {
       const S* src = t.data<S>();
       D* dst = out.data<D>();
-      for (int64_t i = 0; i < t.numel(); ++i) dst[i] = static_cast<D>(src[i]);
+      for (int64_t i = 0; i < t.numel(); ++i) dst[i] = convert_element<D>(src[i]);
     });
   });
   return out;

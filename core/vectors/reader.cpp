@@ -9,6 +9,7 @@
 
 #include "bprop/vectors.h"
 #include "tensor/file_io.h"
+#include "tensor/json_depth.h"
 
 namespace bprop::vectors {
 namespace {
@@ -101,6 +102,11 @@ VTensor tensor_of(const json& j, const std::string& field) {
     else numel *= v;
   }
   t.dtype = dtype_of(require(j, "dtype", field), join(field, "dtype"), false);
+  try {
+    checked_numel(t.shape, t.dtype);  // rank and size limits, before anything is allocated for it
+  } catch (const Error& e) {
+    fail(join(field, "shape"), e.what());
+  }
   const json& data = require(j, "data", field);
   const std::string df = join(field, "data");
   if (!data.is_array()) fail(df, "must be a list of values, got " + type_name(data));
@@ -276,9 +282,10 @@ Case case_of(const json& c) {
   if (auto it = expected.find("error"); it != expected.end()) {
     check_keys(expected, "expected", {"error"});
     k.error = string_of(*it, "expected.error");
-    if (k.error != "shape" && k.error != "dtype" && k.error != "value" && k.error != "unknown_op") {
-      fail("expected.error", "unknown error kind \"" + k.error + "\" (expected \"shape\", \"dtype\", \"value\" or "
-                             "\"unknown_op\")");
+    if (k.error != "shape" && k.error != "dtype" && k.error != "value" && k.error != "unknown_op" &&
+        k.error != "memory") {
+      fail("expected.error", "unknown error kind \"" + k.error + "\" (expected \"shape\", \"dtype\", \"value\", "
+                             "\"unknown_op\" or \"memory\")");
     }
   } else {
     check_keys(expected, "expected", {"value", "grads", "second"});
@@ -325,6 +332,11 @@ VectorFile parse(const std::string& text, const std::string& path) {
   VectorFile f;
   f.path = path;
   json doc;
+  if (const size_t depth = json_depth(text); depth > kMaxJsonDepth) {
+    f.errors.push_back(path + ": nests lists and objects " + std::to_string(depth) + " deep, more than the limit of " +
+                       std::to_string(kMaxJsonDepth) + " (not read)");
+    return f;
+  }
   try {
     doc = json::parse(text);
   } catch (const json::exception& e) {

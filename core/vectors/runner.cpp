@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <tuple>
 
@@ -204,15 +205,22 @@ void run_value_case(const Case& c, CaseResult& r) {
   }
 }
 
+// The program's output; when the case has wrt names, computed along with the first-order gradients (which are
+// dropped), so that differentiating is part of the run.
+Tensor run_forward_and_first_order(const Case& c) {
+  const Env base = base_env(c);
+  if (c.wrt.empty()) return run_program(c, base);
+  std::vector<Tensor> xs;
+  for (const auto& n : c.wrt) xs.push_back(base.at(n));
+  return first_order(program_fn(c, base), xs, c.sens ? c.sens->to_tensor(c.dtype) : Tensor()).first;
+}
+
 void run_error_case(const Case& c, CaseResult& r) {
   try {
-    const Env base = base_env(c);
-    if (c.wrt.empty()) {
-      run_program(c, base);
-    } else {
-      std::vector<Tensor> xs;
-      for (const auto& n : c.wrt) xs.push_back(base.at(n));
-      first_order(program_fn(c, base), xs, c.sens ? c.sens->to_tensor(c.dtype) : Tensor());
+    try {
+      run_forward_and_first_order(c);
+    } catch (const std::bad_alloc&) {  // an allocation outside the ops (the runner's own): still a memory error
+      throw MemoryError("out of memory while running the case");
     }
   } catch (const Error& e) {
     r.raised = e.what();
@@ -245,6 +253,30 @@ CaseResult run_case(const Case& c) {
     r.message = "failed with an unknown exception";
   }
   return r;
+}
+
+CaseOutcome case_outcome(const Case& c) {
+  CaseOutcome o;
+  o.name = c.name;
+  try {
+    const Tensor out = run_forward_and_first_order(c);
+    o.outcome = "ok";
+    o.shape = out.shape();
+    o.dtype = out.dtype();
+  } catch (const Error& e) {
+    o.outcome = error_kind_name(e.kind());
+    o.message = e.what();
+  } catch (const std::bad_alloc& e) {
+    o.outcome = error_kind_name(ErrorKind::Memory);
+    o.message = e.what();
+  } catch (const std::exception& e) {
+    o.outcome = "other";
+    o.message = e.what();
+  } catch (...) {
+    o.outcome = "other";
+    o.message = "an exception that is not a std::exception";
+  }
+  return o;
 }
 
 FileSummary run_file(const VectorFile& file) {

@@ -1,27 +1,71 @@
-// bprop check FILE...: runs gradient test vector files and reports failing cases.
+// bprop check [-v | --outcomes] FILE...: runs gradient test vector files and reports failing cases, or (with
+// --outcomes) how each case ended, as JSON lines.
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "bprop/vectors.h"
 #include "commands.h"
 
 namespace bprop::cli {
+namespace {
+
+const char* kUsage =
+    "usage: bprop check [-v] FILE...\n"
+    "       bprop check --outcomes FILE...\n"
+    "Runs every case of the vector files (format bprop-vectors/1, see docs/vectors.md). Prints one line\n"
+    "per failing case (FILE: CASE: the worst element or the error) and closes with 'N passed, N failed'.\n"
+    "With -v (--verbose) passing cases are listed too, error cases with the message they raised.\n"
+    "Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.\n"
+    "With --outcomes the expectations are ignored: each case's program (and its first-order gradients when\n"
+    "it has wrt names) is run and one JSON object per line says how it ended,\n"
+    "  {\"file\", \"case\", \"outcome\": \"ok\" | \"shape\" | \"dtype\" | \"value\" | \"unknown_op\" | \"memory\" | \"other\",\n"
+    "   \"shape\", \"dtype\" (when ok), \"message\" (when not)},\n"
+    "and each reading problem of a file is a line {\"file\", \"reading_error\"}. Exit status 0 when it finished\n"
+    "(docs/fuzzing.md).\n";
+
+// Messages can quote parts of the file; invalid UTF-8 in them is replaced rather than failing the dump.
+std::string json_line(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+int print_outcomes(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
+    const vectors::VectorFile file = vectors::load_file(path);
+    for (const std::string& e : file.errors) {
+      std::cout << json_line({{"file", path}, {"reading_error", e}}) << std::endl;
+    }
+    for (const vectors::Case& c : file.cases) {
+      const vectors::CaseOutcome o = vectors::case_outcome(c);
+      nlohmann::ordered_json line = {{"file", path}, {"case", o.name}, {"outcome", o.outcome}};
+      if (o.ok()) {
+        line["shape"] = o.shape;
+        line["dtype"] = dtype_name(o.dtype);
+      } else {
+        line["message"] = o.message;
+      }
+      // Flushed per case, so that the lines before a crash are not lost.
+      std::cout << json_line(line) << std::endl;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
 
 int check_command(const std::vector<std::string>& args) {
   if (args.empty() || args.front() == "--help" || args.front() == "-h") {
-    (args.empty() ? std::cerr : std::cout)
-        << "usage: bprop check [-v] FILE...\n"
-           "Runs every case of the vector files (format bprop-vectors/1, see docs/vectors.md). Prints one line\n"
-           "per failing case (FILE: CASE: the worst element or the error) and closes with 'N passed, N failed'.\n"
-           "With -v (--verbose) passing cases are listed too, error cases with the message they raised.\n"
-           "Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.\n";
+    (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;
   }
-  bool verbose = false;
+  bool verbose = false, outcomes = false;
   std::vector<std::string> paths;
   for (const std::string& a : args) {
     if (a == "-v" || a == "--verbose") verbose = true;
+    else if (a == "--outcomes") outcomes = true;
     else paths.push_back(a);
   }
+  if (outcomes) return print_outcomes(paths);
   int passed = 0, failed = 0;
   bool malformed = false;
   for (const std::string& path : paths) {

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +74,48 @@ void print_text(const std::vector<OpRow>& rows) {
   std::cout << rows.size() << " ops\n";
 }
 
+const char* attr_kind_name(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Int: return "int";
+    case AttrKind::Float: return "float";
+    case AttrKind::OptFloat: return "opt_float";
+    case AttrKind::Bool: return "bool";
+    case AttrKind::String: return "string";
+    case AttrKind::IntList: return "int_list";
+    case AttrKind::Axes: return "axes";
+    case AttrKind::OptInt: return "opt_int";
+    case AttrKind::IntPair: return "int_pair";
+    case AttrKind::IntMatrix: return "int_matrix";
+    case AttrKind::DType: return "dtype";
+  }
+  return "unknown";
+}
+
+nlohmann::ordered_json attr_json(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> nlohmann::ordered_json {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
+        else return x;
+      },
+      v);
+}
+
+// The op's signature, as a statement of a vector file uses it: inputs in order, whether they come as one
+// list, and the attribute schema (kind, default, choices).
+void add_signature(nlohmann::ordered_json& j, const OpDef& def) {
+  j["inputs"] = nlohmann::ordered_json::array();
+  for (const InputSpec& in : def.inputs) j["inputs"].push_back({{"name", in.name}, {"optional", in.optional}});
+  j["variadic"] = def.variadic;
+  j["attrs"] = nlohmann::ordered_json::array();
+  for (const AttrSpec& a : def.attrs) {
+    nlohmann::ordered_json spec = {{"name", a.name}, {"kind", attr_kind_name(a.kind)}, {"required", a.required},
+                                   {"default", attr_json(a.default_value)}};
+    if (!a.choices.empty()) spec["choices"] = a.choices;
+    j["attrs"].push_back(std::move(spec));
+  }
+}
+
 void print_json(const std::vector<OpRow>& rows) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
@@ -81,6 +125,7 @@ void print_json(const std::vector<OpRow>& rows) {
     j["kernels"] = r.kernels;
     j["grad"] = r.grad;
     j["gradcheck"] = {{"first_order", r.first_order}, {"second_order", r.second_order}};
+    add_signature(j, registry().get(r.op));
     out.push_back(std::move(j));
   }
   std::cout << out.dump(2) << "\n";
@@ -120,7 +165,9 @@ int ops_command(const std::vector<std::string>& args) {
     else if (a == "--help" || a == "-h") {
       std::cout << "usage: bprop ops [--json | --markdown]\n"
                    "The op coverage matrix: op, family, kernels per backend, bprop or no grad, and whether the\n"
-                   "gradcheck op table checks it at first (check1) and second (check2) order.\n";
+                   "gradcheck op table checks it at first (check1) and second (check2) order. The JSON also\n"
+                   "gives each op's inputs, whether they come as one list (variadic) and its attributes (name,\n"
+                   "kind, required, default, choices).\n";
       return 0;
     } else {
       std::cerr << "bprop ops: unknown option '" << a << "' (expected --json or --markdown)\n";

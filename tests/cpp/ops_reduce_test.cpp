@@ -247,6 +247,13 @@ TEST(Reduce, EmptyFollowsNumPy) {
   expect_error<ValueError>([&] { ops::amin(e); }, "(0, 3)");
   expect_error<ValueError>([&] { ops::argmax(e); }, "For 'argmax'");
   expect_error<ValueError>([&] { ops::argmin(e, 0); }, "For 'argmin'");
+  // An empty run of reduced axes before kept ones (the layout of axes {0, 2, 3} of NCHW): every lane is empty,
+  // nothing is read (once read past the empty input).
+  const Tensor z = zeros({1, 1, 0, 2, 8});
+  expect_values(ops::sum(z, IntList{4, 0, 1, 2}), {2}, {0, 0});
+  expect_values(ops::prod(z, IntList{2, 4}), {1, 1, 2}, {1, 1});
+  expect_values(ops::mean(zeros({0, 3, 5}), IntList{0, 2}), {3}, {NAN, NAN, NAN});
+  expect_error<ValueError>([&] { ops::amax(z, IntList{2, 4}); }, "For 'amax'");
 }
 
 TEST(Reduce, MatchesReferenceOnEveryAxisSubset) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace bprop {
 
@@ -35,6 +36,21 @@ decltype(auto) visit_dtype(DType dt, Fn&& fn) {
     case DType::Bool: break;
   }
   return fn.template operator()<bool>();
+}
+
+/// One element converted to type D. A floating value becomes an int32 by truncation toward zero, saturating at the
+/// int32 range, NaN becoming 0 (WebAssembly's trunc_sat, Rust's `as`): C++ leaves out-of-range conversions
+/// undefined, and x86 and WebAssembly would answer differently.
+template <typename D, typename S>
+constexpr D convert_element(S v) {
+  if constexpr (std::is_same_v<D, int32_t> && std::is_floating_point_v<S>) {
+    if (!(v == v)) return 0;
+    if (v <= static_cast<S>(-2147483648.0)) return INT32_MIN;
+    if (v >= static_cast<S>(2147483647.0)) return INT32_MAX;
+    return static_cast<int32_t>(v);
+  } else {
+    return static_cast<D>(v);
+  }
 }
 
 /// Like visit_dtype but only for float types (callers check is_float first).

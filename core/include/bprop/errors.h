@@ -6,9 +6,9 @@
 
 namespace bprop {
 
-enum class ErrorKind { Shape, DType, Value, UnknownOp };
+enum class ErrorKind { Shape, DType, Value, UnknownOp, Memory };
 
-/// Base of all bprop errors; `kind()` tells which of the four it is.
+/// Base of all bprop errors; `kind()` tells which of the five it is.
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& msg) : std::runtime_error(msg), kind_(kind) {}
@@ -34,8 +34,14 @@ class UnknownOpError : public Error {
  public:
   explicit UnknownOpError(const std::string& msg) : Error(ErrorKind::UnknownOp, msg) {}
 };
+/// An allocation failed or would pass this build's size limits (core/include/bprop/limits.h); the message names
+/// the op, the shape and dtype, and the bytes asked for. Nothing is left half-made: the next op works.
+class MemoryError : public Error {
+ public:
+  explicit MemoryError(const std::string& msg) : Error(ErrorKind::Memory, msg) {}
+};
 
-/// "shape", "dtype", "value", "unknown_op": the names used by the vector format.
+/// "shape", "dtype", "value", "unknown_op", "memory": the names used by the vector format.
 const char* error_kind_name(ErrorKind kind);
 
 /// Throws the error of `kind` with `msg`.

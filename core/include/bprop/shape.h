@@ -4,11 +4,20 @@
 #include <string>
 #include <vector>
 
+#include "bprop/dtype.h"
+
 namespace bprop {
 
 using Shape = std::vector<int64_t>;
 
+/// The element count of a shape already checked (checked_numel); saturates at INT64_MAX instead of overflowing.
 int64_t shape_numel(const Shape& s);
+
+/// The element count of a shape a tensor of `dtype` is about to get, checked against bprop/limits.h: a rank
+/// above kMaxRank or a negative dimension is a ShapeError; more than kMaxElements elements (zero dimensions
+/// aside, so that strides fit too) or more than kMaxTensorBytes bytes is a MemoryError. Messages start with
+/// "For 'op', the output" when `op` is given, "A tensor" otherwise.
+int64_t checked_numel(const Shape& s, DType dtype, const std::string& op = {});
 /// "(2, 3)"; a scalar prints as "()".
 std::string shape_str(const Shape& s);
 /// Row-major strides in elements.

@@ -75,8 +75,10 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  /// Uninitialised tensor of shape/dtype on `backend`.
-  static Tensor empty(const Shape& shape, DType dtype, Backend backend = Backend::CPU);
+  /// Uninitialised tensor of shape/dtype on `backend`. The shape is checked against bprop/limits.h (checked_numel)
+  /// and a failed allocation is a MemoryError naming the shape and the bytes; `for_op`, when given, is the op
+  /// whose output this is, named in those errors.
+  static Tensor empty(const Shape& shape, DType dtype, Backend backend = Backend::CPU, const std::string& for_op = {});
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl_->shape; }

@@ -54,7 +54,7 @@ struct Case {
   std::optional<VTensor> sens;   // absent: ones
   std::vector<std::string> wrt;
   // expected results: either an error kind ...
-  std::string error;             // "shape" | "dtype" | "value" | "unknown_op"; empty for a value case
+  std::string error;             // "shape" | "dtype" | "value" | "unknown_op" | "memory"; empty for a value case
   // ... or values
   std::optional<VTensor> value;
   NamedTensors grads;            // one per wrt name, in wrt order
@@ -116,6 +116,23 @@ struct CaseResult {
 /// Runs one case: the program through bprop::call_op, the gradients through bprop::vjp / value_and_grad, the
 /// second order by differentiating the gradient computation with bprop::grad; then compares. Never throws.
 CaseResult run_case(const Case& c);
+
+/// How a case ended when run without comparing to its expectations (the fuzzer's "outcomes" mode).
+struct CaseOutcome {
+  std::string name;
+  /// "ok"; an error kind name ("shape", "dtype", "value", "unknown_op", "memory"); or "other" for an exception
+  /// that is not a bprop error.
+  std::string outcome;
+  Shape shape;                   // the output's shape and dtype, when ok
+  DType dtype = DType::Float32;
+  std::string message;           // the error's message, when not ok
+
+  bool ok() const { return outcome == "ok"; }
+};
+
+/// Runs one case's program and, when the case has wrt names, its first-order gradients; ignores `expected`.
+/// Never throws.
+CaseOutcome case_outcome(const Case& c);
 
 struct FileSummary {
   std::string path;

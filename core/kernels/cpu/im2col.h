@@ -25,8 +25,11 @@ struct ConvGeom {
 /// half-open range [*lo, *hi) (empty when none does).
 inline void valid_output_range(int64_t offset, int64_t stride, int64_t n_in, int64_t n_out, int64_t* lo,
                                int64_t* hi) {
-  int64_t a = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  int64_t b = n_in - offset <= 0 ? 0 : (n_in - offset + stride - 1) / stride;
+  // ceil(x / stride) for x > 0, written so that no sum overflows with a stride near INT64_MAX; offset is minus
+  // a padding and n_in an input size, so -offset and n_in - offset do not overflow.
+  const auto ceil_div = [stride](int64_t x) { return (x - 1) / stride + 1; };
+  int64_t a = offset >= 0 ? 0 : ceil_div(-offset);
+  int64_t b = n_in - offset <= 0 ? 0 : ceil_div(n_in - offset);
   a = std::min(a, n_out);
   b = std::min(b, n_out);
   *lo = a;

@@ -1,5 +1,6 @@
 #include "kernels/cpu/parallel.h"
 
+#include <exception>
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -105,12 +106,22 @@ void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int6
     return;
   }
   const int64_t step = (n + chunks - 1) / chunks;
+  // A chunk that throws (a scratch buffer out of memory) must neither escape a worker thread (terminate) nor
+  // leave the caller while other chunks still run: the first error is kept and rethrown once all are done.
+  std::exception_ptr error;
+  std::mutex error_mu;
   pool().run(static_cast<int>(chunks), [&](int c) {
     t_in_parallel = true;
     const int64_t b = c * step, e = std::min(n, b + step);
-    if (b < e) body(b, e);
+    try {
+      if (b < e) body(b, e);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+    }
     t_in_parallel = false;
   });
+  if (error) std::rethrow_exception(error);
 }
 
 #endif

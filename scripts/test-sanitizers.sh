@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The native tests again under AddressSanitizer + UndefinedBehaviorSanitizer: the GoogleTest suite, the shared
+# vectors and the fuzzer (its regression files and a fixed seed's cases), in a build of their own
+# (build/sanitize, -O1 with debug info). The fuzzer reads the op catalogue from the plain build/native/bprop.
+# Any report fails the run: sanitizers stop at the first error (-fno-sanitize-recover).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build/sanitize"
+bash "$root/scripts/setup.sh"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DBPROP_SANITIZE=ON
+fi
+cmake --build "$build" -j "$(nproc)" --target bprop_tests bprop
+# allocator_may_return_null: an allocation too large for the machine returns null, which bprop turns into a
+# MemoryError (the tests check that); without it ASan stops the program instead.
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:halt_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+echo "== GoogleTest suite under ASan + UBSan =="
+# One process for the whole suite (ctest would start one per test). The timing-sensitive BLAS test is kept: it
+# compares kernels, not times.
+"$build/bprop_tests" --gtest_brief=1
+echo "== gradient vectors under ASan + UBSan =="
+"$build/bprop" check "$root"/tests/vectors/*.json
+echo "== fuzzer under ASan + UBSan: the regression files and a fixed seed's 40,000 cases =="
+# The sanitizers find what does not crash the plain build (a read past an empty buffer, an overflow); the
+# generated cases are compared with the plain native build too (docs/fuzzing.md).
+node "$root/tests/fuzz/run.mjs" --builds native,sanitize --rounds 20 --seed 20261201
