@@ -19,6 +19,7 @@ import {
   BpropError, DTypeError, ERROR_CLASSES, JS_CALLBACK_ERROR, MemoryError, ShapeError, UnknownOpError, ValueError,
 } from './errors.js';
 import { installFmaKernel } from './fma-kernel.js';
+import { checkFeatures } from './features.js';
 import { loadFactory } from './loader.js';
 import { makeNn } from './nn.js';
 import {
@@ -39,7 +40,9 @@ let defaultInstance = null;
 /** Loads the WebAssembly module once and returns the API object (the same one on every call). */
 export function init() {
   if (!defaultInstance) {
-    defaultInstance = loadFactory()
+    defaultInstance = Promise.resolve()
+      .then(() => checkFeatures())
+      .then(loadFactory)
       .then(({ factory, wasmBinary }) => factory({ wasmBinary }))
       .then((mod) => new Bprop(mod));
     defaultInstance.catch(() => {
