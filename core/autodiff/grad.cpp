@@ -23,6 +23,10 @@ Parameter Parameter::from(const Tensor& t) {
 }
 
 void Parameter::assign(const Tensor& value) {
+  if (value.backend() == Backend::Graph) {
+    throw ValueError("For 'jit', assigning Parameter '" + name() + "' inside a traced function is not supported: "
+                     "return the new value (or the gradients) from the function and assign it outside");
+  }
   if (value.shape() != shape()) {
     throw ShapeError("For Parameter '" + name() + "', cannot assign a value of shape " + shape_str(value.shape()) +
                      " to shape " + shape_str(shape()));

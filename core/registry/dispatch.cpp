@@ -6,6 +6,7 @@
 #include "autodiff/observer.h"
 #include "autodiff/tape.h"
 #include "bprop/registry.h"
+#include "graph/trace.h"
 
 namespace bprop {
 namespace {
@@ -32,20 +33,27 @@ void check_inputs(const OpDef& op, const std::vector<Tensor>& inputs) {
   }
 }
 
+// The backend the call runs on: its inputs' (one, or a ValueError naming both). Under jit, a call with an
+// abstract input, or a Parameter while tracing, runs on the Graph backend: it is recorded, and the concrete
+// inputs become constants of the graph (Parameters live ones).
 Backend common_backend(const OpDef& op, const std::vector<Tensor>& inputs) {
+  const bool tracing = graph::tracing();
   Backend be = Backend::CPU;
-  bool first = true;
+  bool first = true, traced = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].defined()) continue;
-    if (first) {
-      be = inputs[i].backend();
+    const Backend b = inputs[i].backend();
+    if (b == Backend::Graph || (tracing && inputs[i].impl()->is_parameter)) {
+      traced = true;
+    } else if (first) {
+      be = b;
       first = false;
-    } else if (inputs[i].backend() != be) {
+    } else if (b != be) {
       throw ValueError("For '" + op.name + "', inputs live on different backends ('" + backend_name(be) + "' and '" +
-                       backend_name(inputs[i].backend()) + "')");
+                       backend_name(b) + "')");
     }
   }
-  return be;
+  return traced ? Backend::Graph : be;
 }
 
 // Nesting depth of kernels: ops run by a kernel (composite ops) are not reported to an observer.
@@ -84,6 +92,12 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   const Shape shape = op.infer_shape(ictx);
   const DType dtype = op.infer_dtype(ictx);
   const Backend backend = common_backend(op, inputs);
+  if (backend == Backend::Graph) {
+    checked_numel(shape, dtype, op.name);
+    Tensor out = graph::current_tracer_or_throw(op.name).add_node(op, inputs, normalized, shape, dtype);
+    if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out, nullptr);
+    return out;
+  }
   const KernelFn& kernel = op.kernels[static_cast<int>(backend)];
   if (!kernel) {
     throw UnknownOpError("For '" + op.name + "', there is no kernel for backend '" + backend_name(backend) + "'");

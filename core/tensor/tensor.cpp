@@ -12,6 +12,7 @@
 #include "tensor/buffer_cache.h"
 #include "tensor/format.h"
 #include "bprop/random.h"
+#include "graph/trace.h"
 
 namespace bprop {
 namespace {
@@ -29,6 +30,10 @@ const char* backend_name(Backend b) {
 }
 
 Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backend) {
+  if (backend == Backend::Graph) {  // an abstract tensor (jit tracing): a shape and a dtype, no data
+    data_ = nullptr;
+    return;
+  }
   if (bytes <= kInline) {
     data_ = inline_;
   } else {
@@ -39,6 +44,7 @@ Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backen
 }
 
 Storage::~Storage() {
+  if (backend_ == Backend::Graph) return;
   if (data_ != inline_) detail::release_buffer(data_, bytes_);
   g_storages.fetch_sub(1, std::memory_order_relaxed);
   g_bytes.fetch_sub(static_cast<int64_t>(bytes_), std::memory_order_relaxed);
@@ -65,6 +71,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend, const std
 
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
+  if (backend() == Backend::Graph) graph::throw_no_value("to_vector()");
   std::vector<T> out(static_cast<size_t>(numel()));
   visit_dtype(dtype(), [&]<typename S>() {
     const S* p = data<S>();
@@ -79,6 +86,7 @@ template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
 template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
 
 double Tensor::item() const {
+  if (backend() == Backend::Graph) graph::throw_no_value("item()");
   if (numel() != 1) {
     throw ValueError("item: the tensor has " + std::to_string(numel()) + " elements of shape " + shape_str(shape()) +
                      ", expected exactly one");
@@ -105,6 +113,7 @@ Tensor Tensor::view(const Shape& shape) const {
 }
 
 Tensor Tensor::clone() const {
+  if (backend() == Backend::Graph) graph::throw_no_value("clone()");
   Tensor t = empty(shape(), dtype(), backend());
   std::memcpy(t.raw_data(), raw_data(), nbytes());
   return t;
@@ -225,13 +234,25 @@ Tensor eye(int64_t n, DType dtype) {
   return fill_with({n, n}, dtype, [&](int64_t i) { return i / n == i % n ? 1.0 : 0.0; });
 }
 
+namespace {
+// Random tensors made while tracing would be frozen into the graph as constants: every replay would repeat them.
+void refuse_while_tracing(const char* fn) {
+  if (graph::tracing()) {
+    throw ValueError(std::string("For 'jit', ") + fn + " inside a traced function would be frozen into the graph "
+                     "(every call would repeat the same numbers): make the random tensor outside and pass it in");
+  }
+}
+}  // namespace
+
 Tensor randn(const Shape& shape, uint64_t seed, DType dtype) {
+  refuse_while_tracing("randn");
   if (!is_float(dtype)) throw DTypeError("randn: dtype must be float32 or float64, got " + std::string(dtype_name(dtype)));
   Random rng(seed);
   return fill_with(shape, dtype, [&](int64_t) { return rng.normal(); });
 }
 
 Tensor rand(const Shape& shape, uint64_t seed, double low, double high, DType dtype) {
+  refuse_while_tracing("rand");
   if (!is_float(dtype)) throw DTypeError("rand: dtype must be float32 or float64, got " + std::string(dtype_name(dtype)));
   Random rng(seed);
   return fill_with(shape, dtype, [&](int64_t) { return low + (high - low) * rng.uniform(); });
@@ -239,6 +260,7 @@ Tensor rand(const Shape& shape, uint64_t seed, double low, double high, DType dt
 
 Tensor convert(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t.detach();
+  if (t.backend() == Backend::Graph) graph::throw_no_value("a raw conversion (convert)");
   Tensor out = Tensor::empty(t.shape(), dtype, t.backend());
   visit_dtype(t.dtype(), [&]<typename S>() {
     visit_dtype(dtype, [&]<typename D>() {

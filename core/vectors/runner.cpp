@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "bprop/grad.h"
+#include "bprop/jit.h"
 #include "bprop/ops.h"
 #include "bprop/registry.h"
 #include "bprop/vectors.h"
@@ -162,27 +163,77 @@ std::string index_str(const std::vector<int64_t>& idx) {
 
 std::string error_text(const Error& e) { return std::string("a '") + error_kind_name(e.kind()) + "' error: " + e.what(); }
 
-// Everything a value case computes, then compared.
-void run_value_case(const Case& c, CaseResult& r) {
-  const Env base = base_env(c);
-  Tensor value;
-  std::vector<Tensor> grads, second;
-  if (c.wrt.empty()) {
-    value = run_program(c, base);
-  } else {
-    std::vector<Tensor> xs;
-    for (const auto& n : c.wrt) xs.push_back(base.at(n));
-    const Tensor sens = c.sens ? c.sens->to_tensor(c.dtype) : Tensor();
-    const Fn f = program_fn(c, base);
-    std::tie(value, grads) = first_order(f, xs, sens);
-    if (c.has_second) {
-      // d/dxs sum(grads[0]): the gradient computation is itself differentiated (nested grad levels).
-      const Fn g0 = [&f, &sens](const std::vector<Tensor>& ys) -> Value {
-        return ops::sum(first_order(f, ys, sens).second.at(0));
-      };
-      second = grad(g0, GradPosition(all_positions(xs.size())))(xs).flatten();
-    }
+// fn(args), or (jit) fn traced into a graph and the graph run: what the jit check of the vectors runs.
+Value call(bool jit, const Fn& fn, const std::vector<Tensor>& args) {
+  if (!jit) return fn(args);
+  const JitFn traced = bprop::jit(fn);
+  Value out = traced(args);
+  if (traced.stats().traces != 1) {  // e.g. run eagerly under an open grad level: not what the check is for
+    throw ValueError("jit: the case was not traced and replayed");
   }
+  return out;
+}
+
+// The program as a function of every input, so that under jit the whole program is traced.
+Value whole_program(const Case& c, bool jit) {
+  const Env base = base_env(c);
+  std::vector<Tensor> all;
+  for (const auto& [name, t] : c.inputs) all.push_back(base.at(name));
+  const Fn whole = [&c](const std::vector<Tensor>& a) -> Value {
+    Env env;
+    for (size_t i = 0; i < a.size(); ++i) env[c.inputs[i].first] = a[i];
+    return run_program(c, env);
+  };
+  return call(jit, whole, all);
+}
+
+// Value and first-order gradients as one function of the wrt inputs (so that jit traces both together).
+Fn first_order_fn(const Fn& f, const Tensor& sens) {
+  return [f, sens](const std::vector<Tensor>& xs) -> Value {
+    const auto [value, grads] = first_order(f, xs, sens);
+    return Value{Value(value), Value::tuple(grads)};
+  };
+}
+
+std::vector<Tensor> wrt_inputs(const Case& c, const Env& base) {
+  std::vector<Tensor> xs;
+  for (const auto& n : c.wrt) xs.push_back(base.at(n));
+  return xs;
+}
+
+}  // namespace
+
+Computed compute(const Case& c, bool jit) {
+  Computed out;
+  if (c.wrt.empty()) {
+    out.value = whole_program(c, jit).tensor();
+    return out;
+  }
+  const Env base = base_env(c);
+  const std::vector<Tensor> xs = wrt_inputs(c, base);
+  const Tensor sens = c.sens ? c.sens->to_tensor(c.dtype) : Tensor();
+  const Fn f = program_fn(c, base);
+  const Value first = call(jit, first_order_fn(f, sens), xs);
+  out.value = first[0].tensor();
+  out.grads = first[1].flatten();
+  if (c.has_second) {
+    // d/dxs sum(grads[0]): the gradient computation is itself differentiated (nested grad levels).
+    const Fn g0 = [f, sens](const std::vector<Tensor>& ys) -> Value {
+      return ops::sum(first_order(f, ys, sens).second.at(0));
+    };
+    out.second = call(jit, grad(g0, GradPosition(all_positions(xs.size()))), xs).flatten();
+  }
+  return out;
+}
+
+namespace {
+
+// Everything a value case computes, then compared.
+void run_value_case(const Case& c, bool jit, CaseResult& r) {
+  const Computed computed = compute(c, jit);
+  const Tensor& value = computed.value;
+  const std::vector<Tensor>& grads = computed.grads;
+  const std::vector<Tensor>& second = computed.second;
   Comparison cmp;
   compare("value", value, *c.value, c.rtol, c.atol, cmp);
   for (size_t i = 0; i < c.grads.size() && i < grads.size(); ++i) {
@@ -207,18 +258,17 @@ void run_value_case(const Case& c, CaseResult& r) {
 
 // The program's output; when the case has wrt names, computed along with the first-order gradients (which are
 // dropped), so that differentiating is part of the run.
-Tensor run_forward_and_first_order(const Case& c) {
+Tensor run_forward_and_first_order(const Case& c, bool jit = false) {
+  if (c.wrt.empty()) return whole_program(c, jit).tensor();
   const Env base = base_env(c);
-  if (c.wrt.empty()) return run_program(c, base);
-  std::vector<Tensor> xs;
-  for (const auto& n : c.wrt) xs.push_back(base.at(n));
-  return first_order(program_fn(c, base), xs, c.sens ? c.sens->to_tensor(c.dtype) : Tensor()).first;
+  const Fn f = program_fn(c, base);
+  return call(jit, first_order_fn(f, c.sens ? c.sens->to_tensor(c.dtype) : Tensor()), wrt_inputs(c, base))[0].tensor();
 }
 
-void run_error_case(const Case& c, CaseResult& r) {
+void run_error_case(const Case& c, bool jit, CaseResult& r) {
   try {
     try {
-      run_forward_and_first_order(c);
+      run_forward_and_first_order(c, jit);
     } catch (const std::bad_alloc&) {  // an allocation outside the ops (the runner's own): still a memory error
       throw MemoryError("out of memory while running the case");
     }
@@ -236,12 +286,12 @@ void run_error_case(const Case& c, CaseResult& r) {
 
 }  // namespace
 
-CaseResult run_case(const Case& c) {
+CaseResult run_case(const Case& c, bool jit) {
   CaseResult r;
   r.name = c.name;
   try {
-    if (c.expects_error()) run_error_case(c, r);
-    else run_value_case(c, r);
+    if (c.expects_error()) run_error_case(c, jit, r);
+    else run_value_case(c, jit, r);
   } catch (const Error& e) {
     r.passed = false;
     r.message = "failed with " + error_text(e);
@@ -279,12 +329,12 @@ CaseOutcome case_outcome(const Case& c) {
   return o;
 }
 
-FileSummary run_file(const VectorFile& file) {
+FileSummary run_file(const VectorFile& file, bool jit) {
   FileSummary s;
   s.path = file.path;
   s.errors = file.errors;
   for (const Case& c : file.cases) {
-    s.results.push_back(run_case(c));
+    s.results.push_back(run_case(c, jit));
     if (s.results.back().passed) ++s.passed;
     else ++s.failed;
   }

@@ -1,5 +1,5 @@
-// bprop check [-v | --outcomes] FILE...: runs gradient test vector files and reports failing cases, or (with
-// --outcomes) how each case ended, as JSON lines.
+// bprop check [-v] [--jit | --outcomes] FILE...: runs gradient test vector files and reports failing cases
+// (eagerly, or traced and replayed with --jit), or (with --outcomes) how each case ended, as JSON lines.
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -11,11 +11,13 @@ namespace bprop::cli {
 namespace {
 
 const char* kUsage =
-    "usage: bprop check [-v] FILE...\n"
+    "usage: bprop check [-v] [--jit] FILE...\n"
     "       bprop check --outcomes FILE...\n"
     "Runs every case of the vector files (format bprop-vectors/1, see docs/vectors.md). Prints one line\n"
     "per failing case (FILE: CASE: the worst element or the error) and closes with 'N passed, N failed'.\n"
     "With -v (--verbose) passing cases are listed too, error cases with the message they raised.\n"
+    "With --jit every case runs through bprop::jit: the program and its gradient computations are traced\n"
+    "into graphs and the graphs run (docs/jit.md); the expectations are the same.\n"
     "Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.\n"
     "With --outcomes the expectations are ignored: each case's program (and its first-order gradients when\n"
     "it has wrt names) is run and one JSON object per line says how it ended,\n"
@@ -58,11 +60,12 @@ int check_command(const std::vector<std::string>& args) {
     (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;
   }
-  bool verbose = false, outcomes = false;
+  bool verbose = false, outcomes = false, jit = false;
   std::vector<std::string> paths;
   for (const std::string& a : args) {
     if (a == "-v" || a == "--verbose") verbose = true;
     else if (a == "--outcomes") outcomes = true;
+    else if (a == "--jit") jit = true;
     else paths.push_back(a);
   }
   if (outcomes) return print_outcomes(paths);
@@ -72,7 +75,7 @@ int check_command(const std::vector<std::string>& args) {
     const vectors::VectorFile file = vectors::load_file(path);
     for (const std::string& e : file.errors) std::cout << "error: " << e << "\n";
     malformed = malformed || !file.ok();
-    const vectors::FileSummary s = vectors::run_file(file);
+    const vectors::FileSummary s = vectors::run_file(file, jit);
     for (const auto& r : s.results) {
       if (!r.passed) {
         std::cout << path << ": " << vectors::describe(r) << "\n";

@@ -113,9 +113,19 @@ struct CaseResult {
   std::string raised;
 };
 
+/// What a value case computes, before any comparison: the output, its gradients and the second order (both in
+/// wrt order; empty when the case asks for none).
+struct Computed {
+  Tensor value;
+  std::vector<Tensor> grads, second;
+};
+/// Computes a case (eagerly, or traced and replayed with bprop::jit); errors propagate.
+Computed compute(const Case& c, bool jit = false);
+
 /// Runs one case: the program through bprop::call_op, the gradients through bprop::vjp / value_and_grad, the
-/// second order by differentiating the gradient computation with bprop::grad; then compares. Never throws.
-CaseResult run_case(const Case& c);
+/// second order by differentiating the gradient computation with bprop::grad; then compares. With `jit` the
+/// program, and the gradient computations with it, are traced with bprop::jit and the graphs run. Never throws.
+CaseResult run_case(const Case& c, bool jit = false);
 
 /// How a case ended when run without comparing to its expectations (the fuzzer's "outcomes" mode).
 struct CaseOutcome {
@@ -142,8 +152,8 @@ struct FileSummary {
   std::vector<std::string> errors;  // reading problems (the file's `errors`)
 };
 
-/// Runs every case of a file.
-FileSummary run_file(const VectorFile& file);
+/// Runs every case of a file (through jit when `jit`).
+FileSummary run_file(const VectorFile& file, bool jit = false);
 
 /// One line describing a failed case: "<case>: <message>", with the worst element when there is one.
 std::string describe(const CaseResult& result);

@@ -1,0 +1,87 @@
+#include "graph/trace.h"
+
+#include <string>
+
+namespace bprop::graph {
+namespace {
+thread_local Tracer* t_tracer = nullptr;
+}  // namespace
+
+Tracer* current_tracer() { return t_tracer; }
+
+Tracer& current_tracer_or_throw(const std::string& op) {
+  if (!t_tracer) {
+    throw ValueError("For '" + op + "', an input is a traced tensor of a jitted function that has finished "
+                     "tracing (it escaped the function, e.g. through a captured variable)");
+  }
+  return *t_tracer;
+}
+
+void throw_no_value(const char* what) {
+  throw ValueError(std::string("For 'jit', ") + what +
+                   " needs the value of a traced tensor, which is not known while tracing: pass the value as an "
+                   "argument instead, or compute with ops (where() instead of branching on a value)");
+}
+
+Tracer::Tracer() : graph_(nullptr), owned_(std::make_shared<Graph>()), outer_(t_tracer) {
+  graph_ = owned_.get();
+  t_tracer = this;
+}
+
+Tracer::~Tracer() { t_tracer = outer_; }
+
+Tensor Tracer::add_input(const Shape& shape, DType dtype) {
+  Tensor t = Tensor::empty(shape, dtype, Backend::Graph);
+  const int id = graph_->num_values++;
+  abstract_ids_.emplace(t.impl()->storage.get(), id);
+  alive_.push_back(t);
+  graph_->inputs.push_back(id);
+  return t;
+}
+
+int Tracer::value_of(const Tensor& t) {
+  if (t.backend() == Backend::Graph) {
+    auto it = abstract_ids_.find(t.impl()->storage.get());
+    if (it == abstract_ids_.end()) {
+      throw ValueError("For 'jit', a traced tensor of another trace was used (a tensor escaped a jitted function "
+                       "while it was being traced)");
+    }
+    return it->second;
+  }
+  if (auto it = constant_ids_.find(t.impl()); it != constant_ids_.end()) return it->second;
+  const int id = graph_->num_values++;
+  constant_ids_.emplace(t.impl(), id);
+  alive_.push_back(t);
+  graph_->constants.emplace_back(id, t);
+  return id;
+}
+
+Tensor Tracer::add_node(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
+                        DType dtype) {
+  GraphNode n;
+  n.op = &op;
+  n.attrs = attrs;
+  for (const Tensor& t : inputs) n.inputs.push_back(t.defined() ? value_of(t) : -1);
+  n.shape = shape;
+  n.dtype = dtype;
+  Tensor out = Tensor::empty(shape, dtype, Backend::Graph, op.name);
+  n.out = graph_->num_values++;
+  abstract_ids_.emplace(out.impl()->storage.get(), n.out);
+  alive_.push_back(out);
+  graph_->nodes.push_back(std::move(n));
+  return out;
+}
+
+std::shared_ptr<Graph> Tracer::finish(const Value& result) {
+  graph_->output_template = result;
+  for (const Tensor& t : result.flatten()) graph_->outputs.push_back(value_of(t));
+  graph_->last_use.assign(static_cast<size_t>(graph_->num_values), -1);
+  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
+    for (int v : graph_->nodes[i].inputs) {
+      if (v >= 0) graph_->last_use[static_cast<size_t>(v)] = static_cast<int>(i);
+    }
+  }
+  return owned_;
+}
+
+}  // namespace bprop::graph
