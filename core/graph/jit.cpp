@@ -57,10 +57,12 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
   // (Any open level, not only one that differentiates an argument: a Parameter the function reads may be one.)
   if (graph::tracing()) return fn_(args);
   if (autodiff::recording()) {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    ++state_->stats.eager_calls;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      ++state_->stats.eager_calls;
+    }
+    return fn_(args);
   }
-  if (autodiff::recording()) return fn_(args);
   return graph::run(*compiled(args), args);
 }
 

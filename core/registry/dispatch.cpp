@@ -93,7 +93,6 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   const DType dtype = op.infer_dtype(ictx);
   const Backend backend = common_backend(op, inputs);
   if (backend == Backend::Graph) {
-    checked_numel(shape, dtype, op.name);
     Tensor out = graph::current_tracer_or_throw(op.name).add_node(op, inputs, normalized, shape, dtype);
     if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out, nullptr);
     return out;
