@@ -15,7 +15,7 @@ import { gzipSync } from 'node:zlib';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
-const IMPLS = ['bprop-native', 'bprop-wasm', 'torch-cpu', 'tfjs-cpu', 'tfjs-wasm'];
+const IMPLS = ['bprop-native', 'bprop-native-jit', 'bprop-wasm', 'bprop-wasm-jit', 'torch-cpu', 'tfjs-cpu', 'tfjs-wasm'];
 const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5'];
 /** One row per workload (W3 twice). */
 const ROWS = [
@@ -189,6 +189,15 @@ const RUNNERS = {
     },
     cmd: () => [nativeExe, passArgs],
   },
+  // The same program with each differentiated function wrapped in jit (graph mode: traced once, optimised,
+  // replayed); the training steps' SGD update still runs on the host after the graph.
+  'bprop-native-jit': {
+    prepare() {
+      if (opts.impls.includes('bprop-native')) return existsSync(nativeExe) ? null : 'bench_native is missing';
+      return RUNNERS['bprop-native'].prepare();
+    },
+    cmd: () => [nativeExe, ['--jit', ...passArgs]],
+  },
   'bprop-wasm': {
     prepare() {
       const wasm = path.join(root, 'web', 'dist', 'bprop.wasm');
@@ -199,6 +208,15 @@ const RUNNERS = {
       return existsSync(wasm) ? null : 'web/dist/bprop.wasm is missing (npm run build:wasm)';
     },
     cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'wasm.mjs'), ...passArgs]],
+  },
+  // The same workloads with each differentiated function wrapped in bp.jit (graph mode: traced once, replayed).
+  'bprop-wasm-jit': {
+    prepare() {
+      // (the module bprop-wasm built, when both run)
+      if (opts.impls.includes('bprop-wasm')) return existsSync(path.join(root, 'web', 'dist', 'bprop.wasm')) ? null : 'web/dist/bprop.wasm is missing';
+      return RUNNERS['bprop-wasm'].prepare();
+    },
+    cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'wasm.mjs'), '--jit', ...passArgs]],
   },
   'torch-cpu': {
     prepare() {
@@ -297,10 +315,13 @@ function ratio(a, b) {
 }
 const RATIOS = [
   ['native/torch', 'bprop-native', 'torch-cpu'],
+  ['native-jit/native', 'bprop-native-jit', 'bprop-native'],
+  ['native-jit/torch', 'bprop-native-jit', 'torch-cpu'],
   ['native/tfjs-cpu', 'bprop-native', 'tfjs-cpu'],
   ['wasm/tfjs-wasm', 'bprop-wasm', 'tfjs-wasm'],
   ['wasm/tfjs-cpu', 'bprop-wasm', 'tfjs-cpu'],
   ['wasm/native', 'bprop-wasm', 'bprop-native'],
+  ['wasm-jit/wasm', 'bprop-wasm-jit', 'bprop-wasm'],
 ].filter(([, a, b]) => opts.impls.includes(a) && opts.impls.includes(b));
 const header = ['workload', 'unit', ...opts.impls, ...RATIOS.map(([n]) => n)];
 const table = wanted.map((r) => [
@@ -358,6 +379,19 @@ target('native/torch W2', rat('bprop-native', 'torch-cpu', 'W2'), 0.01);
 target('native/torch W3 n=1024', rat('bprop-native', 'torch-cpu', 'W3', 1024), 1.1);
 target('native/torch W4', rat('bprop-native', 'torch-cpu', 'W4'), 0.8);
 target('native/torch W5', rat('bprop-native', 'torch-cpu', 'W5'), 1.0);
+// graph mode (issue 13)
+{
+  const l = find('bprop-native-jit', 'W2');
+  target('native jit W2 ns per op', valid(l) ? l.median : null, 15);
+}
+target('native-jit/torch W5', rat('bprop-native-jit', 'torch-cpu', 'W5'), 0.5);
+target('native-jit/torch W1', rat('bprop-native-jit', 'torch-cpu', 'W1'), 0.8);
+target('native-jit/torch W4', rat('bprop-native-jit', 'torch-cpu', 'W4'), 0.8);
+for (const w of ['W1', 'W2']) {
+  const l = find('bprop-native-jit', w);
+  const ms = valid(l) ? l.jit?.compile_ms : null;
+  target(`native jit ${w} trace + optimise ms`, ms ?? null, w === 'W1' ? 50 : 1000);
+}
 target('wasm/tfjs-wasm W1', rat('bprop-wasm', 'tfjs-wasm', 'W1'), 0.3);
 target('wasm/tfjs-wasm W2', rat('bprop-wasm', 'tfjs-wasm', 'W2'), 0.05);
 target('wasm/tfjs-wasm W3 n=256', rat('bprop-wasm', 'tfjs-wasm', 'W3', 256), 0.2);
@@ -387,7 +421,7 @@ target('wasm/native W3 n=1024', rat('bprop-wasm', 'bprop-native', 'W3', 1024), 4
     detail: '',
   });
 }
-console.log('\n== targets (issue 7) ==');
+console.log('\n== targets (issues 7 and 13) ==');
 const lw = Math.max(...targets.map((t) => t.label.length));
 for (const t of targets) {
   console.log(`${t.status.padEnd(4)}  ${t.label.padEnd(lw)}  ${String(t.value).padStart(8)}  (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})${t.detail ? `  ${t.detail}` : ''}`);

@@ -1,5 +1,7 @@
 // The benchmark workloads W1..W5 through the npm package (the WebAssembly build, web/dist/) in Node: one JSON
-// line per workload on stdout. Usage: node bench/wasm.mjs [--quick] [--workloads W1,W3]
+// line per workload on stdout. Usage: node bench/wasm.mjs [--quick] [--workloads W1,W3] [--jit]
+// With --jit (implementation bprop-wasm-jit) each workload's differentiated function is wrapped in bp.jit: traced
+// during the warm-up, replayed in the timed repetitions (W1 and W4: the whole training step, update included).
 import { init } from '../web/index.js';
 import {
   checkElementwise,
@@ -19,10 +21,20 @@ import {
   w5Input,
 } from './common.mjs';
 
-const IMPL = 'bprop-wasm';
-const opts = parseArgs();
+const jitMode = process.argv.includes('--jit');
+const IMPL = jitMode ? 'bprop-wasm-jit' : 'bprop-wasm';
+const opts = parseArgs(process.argv.slice(2).filter((a) => a !== '--jit'));
 const R = reps(opts.quick);
 const bp = await init();
+
+/** fn, or with --jit bp.jit(fn). */
+const maybeJit = (fn) => (jitMode ? bp.jit(fn) : fn);
+/** With --jit: what the jitted function did (one trace, the rest replays) and the size of its graph. */
+const jitInfo = (fn) => {
+  if (!jitMode) return {};
+  const s = fn.stats();
+  return { jit: { traces: s.traces, replays: s.replays, nodes: s.nodes, kernels: s.kernels, compile_s: s.compileSeconds } };
+};
 
 /** A parameter holding `data` (the temporary tensor it is copied from is freed). */
 function parameter({ name, shape, data }) {
@@ -38,23 +50,40 @@ function memoryCheck(before) {
   return { tensors_before: before, tensors_after: after, memory_flat: after === before };
 }
 
-/** W1 and W4: value_and_grad of the loss w.r.t. the parameters, then p -= lr * g, one step per repetition. */
+/**
+ * W1 and W4: value_and_grad of the loss w.r.t. the parameters, then p -= lr * g, one step per repetition. With
+ * --jit the whole step, update included (Parameter.assign inside the traced function is part of the graph), is
+ * one jitted call.
+ */
 function trainingStep(workload, lossFn, x, y, params) {
-  const step = bp.valueAndGrad(lossFn, { gradPosition: null, weights: params });
+  const vg = bp.valueAndGrad(lossFn, { gradPosition: null, weights: params });
+  const update = (grads) => grads.forEach((g, i) => params[i].assign(params[i].sub(g.mul(0.01))));
+  const step = jitMode
+    ? bp.jit((xs, ys) => {
+        const [loss, grads] = vg(xs, ys);
+        update(grads);
+        return loss;
+      })
+    : (xs, ys) => {
+        const [loss, grads] = vg(xs, ys);
+        update(grads);
+        return loss;
+      };
   const losses = [];
-  const before = bp.memory().tensors;
+  // With --jit counted after the first call: the graph's constants and the buffers its replays reuse live as long
+  // as the jitted function.
+  let before = jitMode ? null : bp.memory().tensors;
   const stats = summarize(
-    timeMs(R[workload], () =>
+    timeMs(R[workload], () => {
+      if (before === null && losses.length === 1) before = bp.memory().tensors;
       bp.tidy(() => {
-        const [loss, grads] = step(x, y);
-        losses.push(loss.item());
-        grads.forEach((g, i) => params[i].assign(params[i].sub(g.mul(0.01))));
-      }),
-    ),
+        losses.push(step(x, y).item());
+      });
+    }),
   );
   const check = { ...checkTraining(losses), ...memoryCheck(before) };
   check.ok = check.ok && check.memory_flat;
-  emit(IMPL, workload, 'ms_per_step', stats, { gemm: bp.gemmKernel, check });
+  emit(IMPL, workload, 'ms_per_step', stats, { gemm: bp.gemmKernel, check, ...jitInfo(step) });
 }
 
 function w1() {
@@ -73,11 +102,11 @@ function w1() {
 
 function w2() {
   const x = bp.scalar(0.5);
-  const vg = bp.valueAndGrad((x0) => {
+  const vg = maybeJit(bp.valueAndGrad((x0) => {
     let y = x0;
     for (let i = 0; i < 10000; ++i) y = y.sin().mul(1.0001).add(0.1);
     return y;
-  });
+  }));
   let value = NaN;
   let grad = NaN;
   const ms = timeMs(R.W2, () =>
@@ -87,14 +116,17 @@ function w2() {
       grad = g.item();
     }),
   );
-  emit(IMPL, 'W2', 'ns_per_op', summarize(ms.map((t) => (t * 1e6) / 30000)), { check: checkScalarChain(value, grad) });
+  emit(IMPL, 'W2', 'ns_per_op', summarize(ms.map((t) => (t * 1e6) / 30000)), {
+    check: checkScalarChain(value, grad),
+    ...jitInfo(vg),
+  });
 }
 
 function w3(n) {
   const inp = w3Inputs(n);
   const a = bp.tensor(inp.a, { shape: [n, n] });
   const b = bp.tensor(inp.b, { shape: [n, n] });
-  const vg = bp.valueAndGrad((x, y) => x.matmul(y).sum(), { gradPosition: [0, 1] });
+  const vg = maybeJit(bp.valueAndGrad((x, y) => x.matmul(y).sum(), { gradPosition: [0, 1] }));
   let last = null;
   const stats = summarize(
     timeMs(R.W3, () => {
@@ -108,7 +140,7 @@ function w3(n) {
   last.forEach((t) => t.dispose());
   a.dispose();
   b.dispose();
-  emit(IMPL, 'W3', 'ms', stats, { n, gflops: gflops(n, stats.median), gemm: bp.gemmKernel, check });
+  emit(IMPL, 'W3', 'ms', stats, { n, gflops: gflops(n, stats.median), gemm: bp.gemmKernel, check, ...jitInfo(vg) });
 }
 
 function w4() {
@@ -128,7 +160,7 @@ function w4() {
 function w5() {
   const xs = w5Input();
   const x = bp.tensor(xs, { shape: [xs.length] });
-  const vg = bp.valueAndGrad((t) => t.mul(t).add(1).tanh().mul(t.sigmoid()).sum());
+  const vg = maybeJit(bp.valueAndGrad((t) => t.mul(t).add(1).tanh().mul(t.sigmoid()).sum()));
   let last = null;
   const stats = summarize(
     timeMs(R.W5, () => {
@@ -139,7 +171,7 @@ function w5() {
   const check = checkElementwise(xs, last[0].item(), last[1].data());
   last.forEach((t) => t.dispose());
   x.dispose();
-  emit(IMPL, 'W5', 'ms', stats, { check });
+  emit(IMPL, 'W5', 'ms', stats, { check, ...jitInfo(vg) });
 }
 
 if (opts.want('W1')) guarded(IMPL, 'W1', w1);

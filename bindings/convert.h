@@ -8,11 +8,20 @@
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "graph/trace.h"
 #include "handles.h"
 
 namespace bprop::js {
 
 using emscripten::val;
+
+/// A ValueError when bp.jit is tracing: `what` reads or writes tensor values (an optimizer's update, a
+/// checkpoint), which a traced function has only as shapes and dtypes, and would run once, not at every call.
+inline void refuse_while_tracing(const std::string& what, const std::string& instead) {
+  if (graph::tracing()) {
+    throw ValueError("For 'jit', " + what + " inside a traced function is not supported: " + instead);
+  }
+}
 
 inline bool is_array(const val& v) {
   static const val array = val::global("Array");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "graph/trace.h"
 #include "guard.h"
 #include "handles.h"
 
@@ -167,9 +168,16 @@ EMSCRIPTEN_KEEPALIVE const double* bp_shape(uint32_t h) {
       static_cast<const double*>(nullptr));
 }
 
-/// The address of the tensor's elements (0 and an error for a bad handle).
+/// The address of the tensor's elements (0 and an error for a bad handle, or a ValueError for an abstract tensor
+/// while jit traces: it has no elements).
 EMSCRIPTEN_KEEPALIVE const void* bp_data(uint32_t h) {
-  return catching([&]() -> const void* { return handles().get(h).raw_data(); }, static_cast<const void*>(nullptr));
+  return catching(
+      [&]() -> const void* {
+        const bprop::Tensor& t = handles().get(h);
+        if (t.backend() == bprop::Backend::Graph) bprop::graph::throw_no_value("data()");
+        return t.raw_data();
+      },
+      static_cast<const void*>(nullptr));
 }
 
 /// The kind of the recorded error (-1: none), without clearing it.

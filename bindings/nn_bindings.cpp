@@ -39,6 +39,7 @@ using js::guarded;
 using js::handle_val;
 using js::handles;
 using js::is_array;
+using js::refuse_while_tracing;
 using js::take_error;
 using js::to_parameters;
 using js::to_strings;
@@ -398,7 +399,7 @@ val make_optimizer(std::string kind, val params, val args) {
 
 val optimizer_step(std::shared_ptr<optim::Optimizer> opt, val grads) {
   return guarded([&] {
-    opt->step(to_tensors(grads));
+    opt->step(to_tensors(grads));  // (while tracing, the update ops and assignments become part of the graph)
     return val(true);
   });
 }
@@ -541,6 +542,7 @@ CheckpointMetadata to_metadata(const val& obj) {
 /// The bytes of a checkpoint holding tensors[i] under names[i].
 val save_checkpoint(val names, val tensors, val metadata) {
   return guarded([&] {
+    refuse_while_tracing("saveCheckpoint", "save outside the jitted function");
     const std::vector<std::string> ns = to_strings(names);
     const std::vector<Tensor> ts = to_tensors(tensors);
     NamedTensors named;
@@ -604,6 +606,7 @@ class ParameterTree : public Cell {
 val load_checkpoint_into(val names, val params, val bytes, bool strict, std::string source) {
   return guarded([&] {
     const std::vector<std::string> ns = to_strings(names);
+    refuse_while_tracing("loadCheckpoint", "load outside the jitted function");
     const std::vector<Parameter> ps = to_parameters("load_checkpoint", params);
     ParameterTree tree;
     for (size_t i = 0; i < ns.size() && i < ps.size(); ++i) tree.add(ns[i], ps[i]);

@@ -2,14 +2,15 @@
 # The native tests again under AddressSanitizer + UndefinedBehaviorSanitizer: the GoogleTest suite, the shared
 # vectors and the fuzzer (its regression files and a fixed seed's cases), in a build of their own
 # (build/sanitize, -O1 with debug info). The fuzzer reads the op catalogue from the plain build/native/bprop.
-# Any report fails the run: sanitizers stop at the first error (-fno-sanitize-recover).
+# Any report fails the run: sanitizers stop at the first error (-fno-sanitize-recover). This build is also the one
+# without MPI (BPROP_MPI=OFF): bprop must build and its one-process bprop::dist must work without Open MPI.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/sanitize"
 bash "$root/scripts/setup.sh"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DBPROP_SANITIZE=ON
+    -DBPROP_SANITIZE=ON -DBPROP_MPI=OFF
 fi
 cmake --build "$build" -j "$(nproc)" --target bprop_tests bprop
 # allocator_may_return_null: an allocation too large for the machine returns null, which bprop turns into a

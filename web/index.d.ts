@@ -68,6 +68,8 @@ export type OpName =
   | 'cross_entropy'
   | 'crossEntropy'
   | 'div'
+  | 'dropout_mask'
+  | 'dropoutMask'
   | 'elu'
   | 'embedding'
   | 'equal'
@@ -115,6 +117,10 @@ export type OpName =
   | 'pad'
   | 'pow'
   | 'prod'
+  | 'random_normal'
+  | 'randomNormal'
+  | 'random_uniform'
+  | 'randomUniform'
   | 'reciprocal'
   | 'relu'
   | 'reshape'
@@ -344,6 +350,75 @@ export type FnResult = Tensor | FnResult[];
 export type Fn = (...args: Tensor[]) => FnResult;
 /** A tensor or nested arrays of tensors. */
 export type GradResult = Tensor | GradResult[];
+
+/** Options of bp.jit (docs/jit.md). */
+export interface JitOptions {
+  /** Dead code, common subexpressions, constant folding, algebraic simplification (default true). */
+  optimize?: boolean;
+  /** Elementwise chains run as one loop (default true). */
+  fuse?: boolean;
+  /** Arguments whose values, not only shapes and dtypes, are part of the signature: constants of the graph. */
+  staticArgnums?: number | number[];
+  /** From this many traces on, each new one warns on stderr which argument changed (default 8; 0: never). */
+  warnAfterTraces?: number;
+  /** More traces than this is a ValueError (default 0: no limit). */
+  maxTraces?: number;
+}
+
+/** One optimisation pass over the most recent graph: nodes before and after (for fusion: kernels per call). */
+export interface JitPassRecord {
+  pass: string;
+  before: number;
+  after: number;
+}
+
+/** What a jitted function has done so far (the core's JitStats). */
+export interface JitStats {
+  /** Signatures traced. */
+  traces: number;
+  /** Calls answered by replaying a cached graph. */
+  replays: number;
+  /** Calls under an open grad level (bp.grad(bp.jit(f))) run eagerly, where a jitted backward cannot be exact. */
+  eagerCalls: number;
+  /** Calls under an open grad level run as the graph and recorded as one op whose backward is a jitted vjp. */
+  gradCalls: number;
+  /** Of the most recent graph: nodes as traced, nodes after the passes, fused groups, kernel calls per replay. */
+  nodesTraced: number;
+  nodes: number;
+  fusedGroups: number;
+  kernels: number;
+  /** Seconds spent tracing and optimising the most recent graph. */
+  compileSeconds: number;
+  /** Bytes of the buffers a replay uses for intermediate values (kept and reused across calls). */
+  plannedBytes: number;
+  /** What the same ops allocate eagerly, one tensor per op output. */
+  eagerBytes: number;
+  passes: JitPassRecord[];
+}
+
+/**
+ * A function from bp.jit: called like the function it was made from (tensor arguments; numbers and arrays become
+ * tensors), it traces that function once per signature and replays the graph after.
+ */
+export interface JitFunction<R = any> {
+  (...args: (TensorArg | NestedArray | TypedData)[]): R;
+  /** The graph for these arguments' signature as text (traced now if it was not). */
+  lower(...args: (TensorArg | NestedArray | TypedData)[]): string;
+  stats(): JitStats;
+  /** Frees the graphs now (idempotent); later calls are a ValueError. A forgotten function is freed by the collector. */
+  dispose(): void;
+  readonly isDisposed: boolean;
+  [Symbol.dispose](): void;
+}
+
+/** What bp.computeVectors returns for one value case: its results, or the message it raised. */
+export interface ComputedCase {
+  name: string;
+  value?: Tensor;
+  grads?: (Tensor | null)[];
+  second?: (Tensor | null)[];
+  error?: string;
+}
 
 export interface CheckResult {
   ok: boolean;
@@ -771,8 +846,16 @@ export interface Bprop {
   hessian(fn: Fn, options?: { argnum?: number }): (...args: TensorArg[]) => Tensor;
   gradcheck(fn: Fn, inputs: TensorArg[], options?: { eps?: number; atol?: number; rtol?: number; order?: 1 | 2 }): CheckResult;
   noGrad<T>(fn: () => T): T;
+  /**
+   * Graph mode: fn traced once per signature (argument shapes and dtypes) into a graph, the backward operators of
+   * any grad inside it included, and replayed on later calls; results are bit-identical to eager.
+   */
+  jit<F extends (...args: any[]) => any>(fn: F, options?: JitOptions): JitFunction<ReturnType<F>>;
   registerPrimitive(spec: PrimitiveSpec): void;
-  runVectors(text: string, path?: string): VectorResult;
+  /** Runs a vector file through the core's runner; with jit, each case traced and replayed (`bprop check --jit`). */
+  runVectors(text: string, path?: string, options?: { jit?: boolean }): VectorResult;
+  /** What every value case computes (value, gradients, second order), eagerly or through jit, before any comparison. */
+  computeVectors(text: string, path?: string, options?: { jit?: boolean }): { errors: string[]; cases: ComputedCase[] };
   /** Runs every case (and its first-order gradients when it has wrt names) without comparing to expectations. */
   vectorOutcomes(text: string, path?: string): VectorOutcomes;
 

@@ -57,6 +57,70 @@ export function init() {
 const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
+/** bp.jit's options, checked: {optimize, fuse, staticArgnums, warnAfterTraces, maxTraces} (absent: the default). */
+/** This package's own files: a stack frame in one of them is not the user's. */
+const PACKAGE_DIR = (() => {
+  const url = import.meta.url;
+  return url.slice(0, url.lastIndexOf('/') + 1);
+})();
+
+/** "train.js:12:7": the first frame of an Error stack outside this package (V8, SpiderMonkey and JSC formats). */
+function callerFrame(stack) {
+  for (const line of String(stack).split('\n').slice(1)) {
+    const m = /(?:\(|@|at )((?:[a-z]+:\/\/|\/)[^\s()]*?):(\d+):(\d+)\)?\s*$/i.exec(line.trim());
+    if (!m || m[1].startsWith(PACKAGE_DIR) || m[1].startsWith('node:')) continue;
+    return `${m[1].slice(m[1].lastIndexOf('/') + 1)}:${m[2]}:${m[3]}`;
+  }
+  return '';
+}
+
+function jitOptions(options) {
+  if (!isPlainObject(options)) throw new ValueError('bprop.jit: the options must be an object');
+  const out = {};
+  const count = (key, v, min) => {
+    if (!Number.isInteger(v) || v < min) {
+      throw new ValueError(`bprop.jit: '${key}' must be an integer >= ${min}, got ${String(v)}`);
+    }
+    return v;
+  };
+  for (const [key, v] of Object.entries(options)) {
+    if (v === undefined) continue;
+    if (key === 'optimize' || key === 'fuse') {
+      if (typeof v !== 'boolean') throw new ValueError(`bprop.jit: '${key}' must be a boolean, got ${typeof v}`);
+      out[key] = v;
+    } else if (key === 'staticArgnums') {
+      const list = typeof v === 'number' ? [v] : v;
+      if (!Array.isArray(list)) throw new ValueError("bprop.jit: 'staticArgnums' must be an integer or a list of them");
+      out.staticArgnums = list.map((i) => count('staticArgnums', i, 0));
+    } else if (key === 'warnAfterTraces' || key === 'maxTraces') {
+      out[key] = count(key, v, 0);
+    } else {
+      throw new ValueError(
+        `bprop.jit: unknown option '${key}' (optimize, fuse, staticArgnums, warnAfterTraces, maxTraces)`,
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * The function the module keeps for a jitted function: it calls target.callback through a WeakRef, so that the
+ * module (a garbage-collection root) does not keep the target alive. Made here, outside bp.jit, so that its
+ * closure holds nothing else. The target lives while its jitted function does, which is all the time the
+ * module can call it (only from within a call of that function).
+ */
+function weakCallback(bp, target) {
+  // (no closure here may name `target`: closures of one function share its captured variables)
+  if (typeof WeakRef !== 'function') return target.callback;
+  const ref = new WeakRef(target);
+  return (...args) => {
+    const t = ref.deref();
+    if (t !== undefined) return t.callback(...args);
+    bp._pendingError = new ValueError('bprop.jit: the jitted function has been collected');
+    return undefined;
+  };
+}
+
 // ---- the API object --------------------------------------------------------------------------------------
 
 class Bprop {
@@ -66,7 +130,13 @@ class Bprop {
     this._pendingError = null;
     this._finalizer =
       typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((handle) => mod._bp_release(handle)) : null;
+    // Jitted functions forgotten without dispose(): their graphs and callback are freed by id.
+    this._jitFinalizer =
+      typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((id) => mod.jitRelease(id)) : null;
     this._dtypeNames = mod.dtypeNames();
+    /** > 0 while a jitted function's JavaScript runs (tracing): ops then mark their graph nodes with the caller. */
+    this._tracing = 0;
+    this._traceWhere = '';
     /** The float32 GEMM kernel: 'relaxed-simd' (fused multiply-add) where the engine has it, else 'simd128'. */
     this.gemmKernel = installFmaKernel(mod);
     this._specs = new Map();
@@ -140,13 +210,27 @@ class Bprop {
     return new Tensor(this, h);
   }
 
+  /**
+   * While tracing: tells the module the source location of the code calling the next op (the first stack frame
+   * outside this package), which the graph shows (lower()) and names in errors at replay.
+   */
+  _locate() {
+    const where = callerFrame(new Error().stack);
+    if (where !== this._traceWhere) {
+      this._traceWhere = where;
+      this._mod.setTraceLocation(where);
+    }
+  }
+
   // The direct exports of the module (bindings/direct_ops.cpp): one WebAssembly call per op.
   _op1(id, a) {
+    if (this._tracing) this._locate();
     const ha = a._h;
     if (ha === 0) throw disposedError();
     return this._result(this._mod._bp_op1(id, ha));
   }
   _op2(id, a, b) {
+    if (this._tracing) this._locate();
     const ha = a._h;
     const hb = b._h;
     if (ha === 0 || hb === 0) throw disposedError();
@@ -154,6 +238,7 @@ class Bprop {
   }
   /** op(a, v) for a number v (op(v, a) when scalarFirst is 1), v as a scalar like a. */
   _op2s(id, a, v, scalarFirst) {
+    if (this._tracing) this._locate();
     const ha = a._h;
     if (ha === 0) throw disposedError();
     return this._result(this._mod._bp_op2s(id, ha, v, scalarFirst));
@@ -426,6 +511,7 @@ class Bprop {
       return t.handle;
     });
     try {
+      if (this._tracing) this._locate();
       return this._wrap(this._check(this._mod.callOp(spec.name, handles, attrs)));
     } finally {
       for (const t of temps) t.dispose();
@@ -513,6 +599,7 @@ class Bprop {
   callOp(name, inputs, attrs = {}) {
     const snakeAttrs = {};
     for (const [k, v] of Object.entries(attrs)) snakeAttrs[snake(k)] = v;
+    if (this._tracing) this._locate();
     return this._withArgs(inputs, (_, handles) => this._wrap(this._check(this._mod.callOp(name, handles, snakeAttrs))));
   }
   /** The names of every registered op. */
@@ -527,8 +614,24 @@ class Bprop {
    * Runs a gradient test vector file (its JSON text) through the core's vector runner, the one `bprop check`
    * uses: {errors, passed, failed, results: [{name, passed, line, raised}]}.
    */
-  runVectors(text, path = '<vectors>') {
-    return this._check(this._mod.runVectors(text, path));
+  runVectors(text, path = '<vectors>', { jit = false } = {}) {
+    return this._check(this._mod.runVectors(text, path, !!jit));
+  }
+  /**
+   * What every value case of a vector file computes, eagerly or (jit: true) traced with bp.jit and replayed, before
+   * any comparison: {errors, cases: [{name, value, grads, second} | {name, error}]}, the tensors new (owned like
+   * op results). `bprop check --jit` and the tests compare the two runs bit for bit.
+   */
+  computeVectors(text, path = '<vectors>', { jit = false } = {}) {
+    const r = this._check(this._mod.computeVectors(text, path, !!jit));
+    return {
+      errors: r.errors,
+      cases: r.cases.map((c) =>
+        c.error !== undefined
+          ? { name: c.name, error: c.error }
+          : { name: c.name, value: this._wrap(c.value), grads: this._wrapValue(c.grads), second: this._wrapValue(c.second) },
+      ),
+    };
   }
   /**
    * Runs every case of a vector file without comparing to its expectations (the fuzzer's outcomes mode):
@@ -678,6 +781,83 @@ class Bprop {
       throw error ?? new BpropError('bprop.noGrad failed');
     }
     return result;
+  }
+
+  // -- graph mode --
+
+  /**
+   * jit(fn): a function called like fn that traces fn once per signature (the shapes and dtypes of its tensor
+   * arguments) into a graph, the backward operators of any grad / valueAndGrad inside it included, and replays
+   * that graph on later calls: one call into the module per call (docs/jit.md). While tracing, tensors have a
+   * shape and a dtype and no values (item(), data(), toArray() are a ValueError), Parameters stay live inputs and
+   * other tensors fn captures are constants. Under an open grad level (bp.grad(bp.jit(f))) a call is one op whose
+   * backward is a jitted vjp of fn (or, where that cannot be exact, fn runs eagerly).
+   * The function has lower(...args) (the graph as text), stats() ({traces, replays, eagerCalls, nodes, ...}) and
+   * dispose() (frees the graphs; a forgotten one is freed by the garbage collector). Options: optimize, fuse,
+   * staticArgnums, warnAfterTraces, maxTraces (the core's JitOptions).
+   */
+  jit(fn, options = {}) {
+    if (typeof fn !== 'function') {
+      throw new ValueError(`bprop.jit: expected a function, got ${fn === null ? 'null' : typeof fn}`);
+    }
+    const opts = jitOptions(options);
+    const bp = this;
+    const mod = this._mod;
+    // The declared parameters: fewer arguments than these is an error (a missing tensor), not a new signature.
+    // (Only a plain function's own `length`: a cell is a function whose `length` may mean something else.)
+    const arity = Object.prototype.hasOwnProperty.call(fn, 'length') && !(fn instanceof this.Cell) ? fn.length : 0;
+    const name = fn.name || 'the function';
+    // The module holds only a weak path to fn (weakCallback): fn often closes over the jitted function itself
+    // (they are made in one scope), and a strong one would keep both alive for ever.
+    // (while fn runs for a trace, ops mark their nodes with the caller's source location)
+    const marked = (...a) => {
+      bp._tracing++;
+      try {
+        return fn(...a);
+      } finally {
+        if (--bp._tracing === 0) bp._traceWhere = '';
+      }
+    };
+    const target = { callback: this._callback(marked) };
+    let id = this._check(mod.jitCreate(weakCallback(this, target), opts));
+    const live = () => {
+      if (id === 0) throw new ValueError('bprop.jit: the jitted function has been disposed');
+      return id;
+    };
+    const run = (what, args, f) => {
+      const jitId = live();
+      if (args.length < arity) {
+        throw new ValueError(
+          `bprop.jit: ${name} takes ${arity} argument${arity === 1 ? '' : 's'}, ${what} got ${args.length}`,
+        );
+      }
+      return bp._withArgs(args, (_, handles) => f(jitId, handles));
+    };
+    const jitted = function jitted(...args) {
+      return run('the call', args, (jitId, handles) => bp._wrapValue(bp._check(mod.jitCall(jitId, handles))));
+    };
+    Object.defineProperties(jitted, {
+      /** The graph for these arguments' signature as text (traced now if it was not). */
+      lower: { value: (...args) => run('lower()', args, (jitId, handles) => bp._check(mod.jitLower(jitId, handles))) },
+      /** {traces, replays, eagerCalls, gradCalls, nodes, kernels, ..., passes}: the core's JitStats. */
+      stats: { value: () => bp._check(mod.jitStats(live())) },
+      /** Frees the graphs and the traced function's callback now (idempotent); later calls are a ValueError. */
+      dispose: {
+        value: () => {
+          if (id === 0) return;
+          if (bp._jitFinalizer !== null) bp._jitFinalizer.unregister(jitted);
+          const gone = id;
+          id = 0;
+          bp._check(mod.jitRelease(gone));
+        },
+      },
+      isDisposed: { get: () => id === 0 },
+    });
+    // (the callback lives as long as the function: the module reaches it only through a WeakRef)
+    Object.defineProperty(jitted, '_target', { value: target });
+    if (typeof Symbol.dispose === 'symbol') Object.defineProperty(jitted, Symbol.dispose, { value: jitted.dispose });
+    if (this._jitFinalizer !== null) this._jitFinalizer.register(jitted, id, jitted);
+    return jitted;
   }
 
   // -- custom backward operators --

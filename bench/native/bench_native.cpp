@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -32,6 +33,10 @@
 
 namespace {
 
+using bprop::Fn;
+using bprop::GradFn;
+using bprop::JitFn;
+using bprop::JitStats;
 using bprop::Parameter;
 using bprop::Tensor;
 using bprop::Value;
@@ -133,9 +138,32 @@ std::vector<double> time_ms(const Reps& r, const std::function<void()>& body) {
   return out;
 }
 
+/// --jit: every differentiated function wrapped in jit (graph mode: traced once, optimised, replayed).
+bool g_jit = false;
+const char* impl_name() { return g_jit ? "bprop-native-jit" : "bprop-native"; }
+
+/// A differentiated function as the run calls it: itself, or its jit (kept for the stats).
+struct Compiled {
+  Fn fn;
+  std::optional<JitFn> jitted;
+};
+Compiled compile(const Fn& g) {
+  if (!g_jit) return {g, std::nullopt};
+  JitFn j = jit(g);
+  return {Fn(j), j};
+}
+/// What jit made of the function: trace + optimise time, nodes as traced and after the passes, kernels per call.
+void add_jit_stats(json& j, const Compiled& c) {
+  if (!c.jitted) return;
+  const JitStats s = c.jitted->stats();
+  j["jit"] = {{"compile_ms", s.compile_seconds * 1e3}, {"nodes_traced", s.nodes_traced}, {"nodes", s.nodes},
+              {"fused_groups", s.fused_groups}, {"kernels", s.kernels}, {"traces", s.traces},
+              {"planned_bytes", s.planned_bytes}, {"eager_bytes", s.eager_bytes}};
+}
+
 json line(const std::string& workload, const std::string& metric, const Stats& s, int64_t n = 0) {
   json j;
-  j["impl"] = "bprop-native";
+  j["impl"] = impl_name();
   j["workload"] = workload;
   if (n) j["n"] = n;
   j["metric"] = metric;
@@ -160,15 +188,19 @@ std::string fmt(double v) {
 json time_training(const std::string& workload, const Reps& reps,
                    const std::function<Value(const std::vector<Tensor>&)>& loss_fn,
                    const std::vector<Parameter>& params, const std::vector<Tensor>& inputs) {
-  auto step = bprop::value_and_grad(loss_fn, nullptr, params);
+  // One training step: loss, gradients and the SGD update (with --jit, all in one graph).
+  const GradFn vg = bprop::value_and_grad(loss_fn, nullptr, params);
   bprop::optim::SGD sgd(params, 0.01);
-  std::vector<double> losses;
-  auto body = [&] {
-    const Value r = step(inputs);
-    losses.push_back(r[0].tensor().item());
+  const Fn whole = [&vg, &sgd](const std::vector<Tensor>& a) -> Value {
+    const Value r = vg(a);
     sgd.apply_gradients(r[1]);
+    return r[0];
   };
+  const Compiled step = compile(whole);
+  std::vector<double> losses;
+  auto body = [&] { losses.push_back(step.fn(inputs).tensor().item()); };
   json j = line(workload, "ms_per_step", summarize(time_ms(reps, body)));
+  add_jit_stats(j, step);
   const double loss0 = losses.front(), last = losses.back();
   const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
   j["check"] = {{"ok", ok},
@@ -214,16 +246,17 @@ void w2(const Reps& reps) {
     for (int i = 0; i < kIters; ++i) y = ops::sin(y) * 1.0001 + 0.1;
     return y;
   };
-  auto vg = bprop::value_and_grad(fn, 0);
+  const Compiled vg = compile(bprop::value_and_grad(fn, 0));
   double value = 0, grad = 0;
   auto body = [&] {
-    const Value r = vg({x});
+    const Value r = vg.fn({x});
     value = r[0].tensor().item();
     grad = r[1].tensor().item();
   };
   std::vector<double> ms = time_ms(reps, body);
   for (auto& v : ms) v = v * 1e6 / kOps;  // ns per op
   json j = line("W2", "ns_per_op", summarize(ms));
+  add_jit_stats(j, vg);
   // Reference in double: the value and the chain-rule product of 1.0001 cos(y).
   double ry = 0.5, rg = 1.0;
   for (int i = 0; i < kIters; ++i) {
@@ -269,12 +302,13 @@ void w3(int64_t n, const Reps& reps) {
   const std::vector<float> bv = sym(32, static_cast<size_t>(n * n), 1.0f);
   Tensor a = make_f32(av, {n, n}), b = make_f32(bv, {n, n});
   auto fn = [](const std::vector<Tensor>& x) -> Value { return ops::sum(ops::matmul(x[0], x[1])); };
-  auto vg = bprop::value_and_grad(fn, {0, 1});
+  const Compiled vg = compile(bprop::value_and_grad(fn, {0, 1}));
   Value r;
-  const Stats s = summarize(time_ms(reps, [&] { r = vg({a, b}); }));
+  const Stats s = summarize(time_ms(reps, [&] { r = vg.fn({a, b}); }));
   json j = line("W3", "ms", s, n);
   j["gflops"] = 6.0 * static_cast<double>(n) * n * n / (s.median * 1e6);
   j["gemm"] = bprop::cpu::blas_name();  // the backend bprop's GEMMs ran on, e.g. "openblas (SkylakeX)"
+  add_jit_stats(j, vg);
 
   // dA = ones @ B^T: every row of dA is the row sums of B; dB = A^T @ ones: every column is A's column sums.
   std::vector<double> rowsum_b(n, 0.0), colsum_a(n, 0.0);
@@ -340,9 +374,10 @@ void w5(const Reps& reps) {
   auto fn = [](const std::vector<Tensor>& a) -> Value {
     return ops::sum(ops::tanh(a[0] * a[0] + 1.0) * ops::sigmoid(a[0]));
   };
-  auto vg = bprop::value_and_grad(fn, 0);
+  const Compiled vg = compile(bprop::value_and_grad(fn, 0));
   Value r;
-  json j = line("W5", "ms", summarize(time_ms(reps, [&] { r = vg({x}); })));
+  json j = line("W5", "ms", summarize(time_ms(reps, [&] { r = vg.fn({x}); })));
+  add_jit_stats(j, vg);
   // d/dx tanh(x^2 + 1) sigmoid(x) = (1 - t^2) 2x s + t s (1 - s)
   double ref = 0, max_err = 0;
   const float* g = r[1].tensor().data<float>();
@@ -372,11 +407,13 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--quick") {
       quick = true;
+    } else if (a == "--jit") {
+      g_jit = true;
     } else if (a == "--workloads" && i + 1 < argc) {
       std::stringstream ss(argv[++i]);
       for (std::string w; std::getline(ss, w, ',');) only.insert(w);
     } else {
-      std::cerr << "usage: bench_native [--quick] [--workloads W1,W2,W3,W4,W5]\n";
+      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5]\n";
       return 2;
     }
   }
@@ -395,7 +432,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       ++failures;
       json j;
-      j["impl"] = "bprop-native";
+      j["impl"] = impl_name();
       j["workload"] = workload;
       if (n) j["n"] = n;
       j["error"] = e.what();

@@ -4,6 +4,9 @@
 #include "autodiff/tape.h"
 #include "bprop/pool.h"
 #include "bprop/grad.h"
+#include "bprop/context.h"
+#include "graph/graph_mode.h"
+#include "graph/trace.h"
 
 namespace bprop {
 
@@ -23,14 +26,15 @@ Parameter Parameter::from(const Tensor& t) {
 }
 
 void Parameter::assign(const Tensor& value) {
-  if (value.backend() == Backend::Graph) {
-    throw ValueError("For 'jit', assigning Parameter '" + name() + "' inside a traced function is not supported: "
-                     "return the new value (or the gradients) from the function and assign it outside");
-  }
   if (value.shape() != shape()) {
     throw ShapeError("For Parameter '" + name() + "', cannot assign a value of shape " + shape_str(value.shape()) +
                      " to shape " + shape_str(shape()));
   }
+  if (graph::tracing()) {  // an effect of the graph: done at every replay, not now
+    graph::current_tracer()->assign(*this, value.dtype() == dtype() ? value : ops::cast(value, dtype()));
+    return;
+  }
+  if (value.backend() == Backend::Graph) graph::current_tracer_or_throw("Parameter.assign");
   const Tensor v = convert(value, dtype());
   std::memcpy(raw_data(), v.raw_data(), nbytes());
 }
@@ -58,6 +62,9 @@ struct LevelScope {
   }
 };
 
+// The hook OnGradReady installs; a grad call takes it (so grad calls inside its function do not see it).
+thread_local GradReadyHook t_grad_ready;
+
 void check_differentiable(const Tensor& t, const std::string& what) {
   if (!is_float(t.dtype())) {
     throw DTypeError("For 'grad', cannot differentiate with respect to " + what + " of dtype " +
@@ -73,11 +80,42 @@ GradFn::GradFn(Fn fn, GradPosition pos, std::vector<Parameter> weights, bool has
     throw ValueError("For 'grad', grad_position is None and no weights are given: nothing to differentiate");
   }
   if (pos_.is_list() && pos_.positions().empty()) throw ValueError("For 'grad', grad_position is an empty list");
+  graph_ = std::make_shared<detail::GraphModeCache>();
 }
+
+OnGradReady::OnGradReady(GradReadyHook hook) : saved_(std::move(t_grad_ready)) { t_grad_ready = std::move(hook); }
+OnGradReady::~OnGradReady() { t_grad_ready = std::move(saved_); }
 
 Value GradFn::operator()(const std::vector<Tensor>& args) const { return (*this)(args, Tensor()); }
 
 Value GradFn::operator()(const std::vector<Tensor>& args, const Tensor& sens) const {
+  // (a grad-ready hook, as data parallel installs, is called from the eager backward walk: no graph then)
+  if (!detail::graph_mode_call() || t_grad_ready) return eager(args, sens);
+  // Graph mode: through a jit of the eager computation (a copy without the cache, so that the cache does not
+  // own itself).
+  std::unique_ptr<JitFn>* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(graph_->mu);
+    slot = sens.defined() ? &graph_->with_sens : &graph_->plain;
+    if (!*slot) {
+      GradFn inner = *this;
+      inner.graph_.reset();
+      if (sens.defined()) {
+        *slot = std::make_unique<JitFn>([inner](const std::vector<Tensor>& a) {
+          return inner.eager(std::vector<Tensor>(a.begin(), a.end() - 1), a.back());
+        });
+      } else {
+        *slot = std::make_unique<JitFn>([inner](const std::vector<Tensor>& a) { return inner.eager(a, Tensor()); });
+      }
+    }
+  }
+  if (!sens.defined()) return (**slot)(args);
+  std::vector<Tensor> with_sens = args;
+  with_sens.push_back(sens);
+  return (**slot)(with_sens);
+}
+
+Value GradFn::eager(const std::vector<Tensor>& args, const Tensor& sens) const {
   std::vector<int> positions;
   if (!pos_.none()) {
     for (int p : pos_.positions()) {
@@ -91,6 +129,17 @@ Value GradFn::operator()(const std::vector<Tensor>& args, const Tensor& sens) co
   }
   for (int p : positions) check_differentiable(args[static_cast<size_t>(p)], "argument " + std::to_string(p));
   for (const auto& w : weights_) check_differentiable(w, "Parameter '" + w.name() + "'");
+
+  // Taken for this call only, and put back however it ends.
+  GradReadyHook ready;
+  if (!weights_.empty()) std::swap(ready, t_grad_ready);
+  struct PutBack {
+    GradReadyHook& hook;
+    bool active;
+    ~PutBack() {
+      if (active) t_grad_ready = std::move(hook);
+    }
+  } put_back{ready, !weights_.empty()};
 
   LevelScope scope(autodiff::open_level());
   std::vector<Tensor> call_args = args;
@@ -142,7 +191,13 @@ Value GradFn::operator()(const std::vector<Tensor>& args, const Tensor& sens) co
     cot = ones(out.shape(), out.dtype());
   }
   scope.close();
-  std::vector<Tensor> g = autodiff::backward(scope.level, out, cot, leaves);
+  autodiff::LeafFinalHook on_final;
+  if (ready) {
+    on_final = [&](size_t leaf, const Tensor& grad) {
+      if (leaf >= positions.size()) ready(leaf - positions.size(), grad);
+    };
+  }
+  std::vector<Tensor> g = autodiff::backward(scope.level, out, cot, leaves, on_final);
 
   // Zeros for what does not influence the output; positions first, then weights.
   std::vector<Tensor> pos_grads, weight_grads;
@@ -153,6 +208,7 @@ Value GradFn::operator()(const std::vector<Tensor>& args, const Tensor& sens) co
   for (size_t k = 0; k < weights_.size(); ++k) {
     const Tensor& gw = g[positions.size() + k];
     weight_grads.push_back(gw.defined() ? gw : zeros(weights_[k].shape(), weights_[k].dtype()));
+    if (ready && !gw.defined()) ready(k, weight_grads.back());
   }
 
   Value grads;

@@ -196,7 +196,7 @@ Tensor conform_grad(const Node& node, size_t i, Tensor g) {
 }  // namespace
 
 std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
-                             const std::vector<std::shared_ptr<Node>>& leaves) {
+                             const std::vector<std::shared_ptr<Node>>& leaves, const LeafFinalHook& on_final) {
   std::vector<Tensor> result(leaves.size());
   std::shared_ptr<Node> root_node = node_at(root, level);
   if (root_node) {
@@ -204,10 +204,41 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
     std::vector<Node*> order = topo_order(root_node.get(), epoch);
     std::vector<Tensor> grads(order.size());
     grads.back() = sens;
+    // A leaf's gradient is final once its lowest-placed consumer has run (consumers come after it in the
+    // order and the walk goes downwards): final_at[k] lists the leaves that are final after node k.
+    std::vector<std::vector<size_t>> final_at;
+    std::vector<size_t> final_at_end;  // reached leaves no node consumes (the root itself)
+    if (on_final) {
+      final_at.resize(order.size());
+      std::vector<int64_t> first_consumer(order.size(), -1);
+      for (size_t k = 0; k < order.size(); ++k) {
+        for (const auto& e : order[k]->edges) {
+          if (e && e->is_leaf && e->epoch == epoch && first_consumer[static_cast<size_t>(e->topo_index)] < 0) {
+            first_consumer[static_cast<size_t>(e->topo_index)] = static_cast<int64_t>(k);
+          }
+        }
+      }
+      for (size_t j = 0; j < leaves.size(); ++j) {
+        const Node* leaf = leaves[j].get();
+        if (leaf->epoch != epoch) continue;
+        const int64_t at = first_consumer[static_cast<size_t>(leaf->topo_index)];
+        if (at < 0) final_at_end.push_back(j);
+        else final_at[static_cast<size_t>(at)].push_back(j);
+      }
+    }
+    auto fire = [&](const std::vector<size_t>& js) {
+      for (size_t j : js) {
+        const Tensor& g = grads[static_cast<size_t>(leaves[j]->topo_index)];
+        if (g.defined()) on_final(j, g);
+      }
+    };
     std::vector<bool> needs;
     for (size_t k = order.size(); k-- > 0;) {
       Node* node = order[k];
-      if (node->is_leaf || !grads[k].defined()) continue;
+      if (node->is_leaf || !grads[k].defined()) {
+        if (on_final) fire(final_at[k]);
+        continue;
+      }
       Tensor dout = std::move(grads[k]);
       needs.assign(node->edges.size(), false);
       for (size_t i = 0; i < node->edges.size(); ++i) needs[i] = node->edges[i] != nullptr;
@@ -232,7 +263,9 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
         Tensor& slot = grads[static_cast<size_t>(child->topo_index)];
         slot = slot.defined() ? ops::add(slot, g) : std::move(g);
       }
+      if (on_final) fire(final_at[k]);
     }
+    if (on_final) fire(final_at_end);
     for (size_t j = 0; j < leaves.size(); ++j) {
       Node* leaf = leaves[j].get();
       if (leaf->epoch == epoch) result[j] = std::move(grads[static_cast<size_t>(leaf->topo_index)]);

@@ -1,6 +1,7 @@
 // The tape: grad levels, recorded nodes and the backward walk (internal to the core).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,9 +69,14 @@ Tensor make_leaf(const Tensor& x, int level, std::shared_ptr<Node>& leaf);
 /// Same values, with the entries of `level` and above removed (what escapes a grad call).
 Tensor strip_levels(const Tensor& x, int level);
 
+/// Called with (index into `leaves`, gradient) as soon as a leaf's gradient is final during the walk.
+using LeafFinalHook = std::function<void(size_t leaf, const Tensor& grad)>;
+
 /// Walks level `level` back from `root` with cotangent `sens` and returns the gradient of each leaf
-/// (zeros of the leaf's shape where it does not influence root).
+/// (undefined where it does not influence root). `on_final`, when set, is called for each reached leaf right
+/// after the last node that feeds it has run its bprop, while the rest of the walk is still to come.
 std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
-                             const std::vector<std::shared_ptr<Node>>& leaves);
+                             const std::vector<std::shared_ptr<Node>>& leaves,
+                             const LeafFinalHook& on_final = {});
 
 }  // namespace bprop::autodiff

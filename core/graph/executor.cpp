@@ -1,6 +1,10 @@
 #include "graph/executor.h"
 
+#include <cstring>
 #include <new>
+
+#include "graph/fusion.h"
+#include "graph/memory_plan.h"
 
 namespace bprop::graph {
 namespace {
@@ -13,39 +17,127 @@ Value rebuild(const Value& shape, const std::vector<Tensor>& values, size_t& nex
   return Value(std::move(items));
 }
 
+[[noreturn]] void out_of_memory(const std::string& op, const Shape& shape, DType dtype) {
+  throw MemoryError("For '" + op + "', out of memory while computing the output of shape " + shape_str(shape) +
+                    " " + dtype_name(dtype));
+}
+
 }  // namespace
 
-Value run(const Graph& g, const std::vector<Tensor>& args) {
-  std::vector<Tensor> env(static_cast<size_t>(g.num_values));
-  for (size_t i = 0; i < g.inputs.size(); ++i) env[static_cast<size_t>(g.inputs[i])] = args[i];
-  for (const auto& [id, t] : g.constants) env[static_cast<size_t>(id)] = t;
-  std::vector<bool> is_output(static_cast<size_t>(g.num_values), false);
-  for (int v : g.outputs) is_output[static_cast<size_t>(v)] = true;
+Tensor run_node(const GraphNode& n, const std::vector<Tensor>& inputs, Tensor planned) {
+  Tensor out = planned;
+  if (n.op->allocates_output && !out.defined()) out = Tensor::empty(n.shape, n.dtype, Backend::CPU, n.op->name);
+  KernelCtx ctx{*n.op, inputs, n.attrs, n.shape, n.dtype, out};
+  try {
+    n.op->kernels[static_cast<int>(Backend::CPU)](ctx);
+  } catch (const std::bad_alloc&) {
+    out_of_memory(n.op->name, n.shape, n.dtype);
+  } catch (const std::length_error&) {
+    throw MemoryError("For '" + n.op->name + "', the scratch memory for the output of shape " + shape_str(n.shape) +
+                      " " + dtype_name(n.dtype) + " is more than this build can address");
+  }
+  // A kernel that handed back another tensor (a scalar it made, say): its value goes where the plan put it.
+  if (planned.defined() && out.impl()->storage != planned.impl()->storage) {
+    std::memcpy(planned.raw_data(), out.raw_data(), planned.nbytes());
+    return planned;
+  }
+  return out;
+}
 
-  std::vector<Tensor> in;
+void prepare_program(Graph& g) {
+  std::vector<int> slot(static_cast<size_t>(g.num_values), -1);
+  int next = 0;
+  auto slot_for = [&](int v) {
+    int& s = slot[static_cast<size_t>(v)];
+    if (s < 0) s = next++;
+    return s;
+  };
+  g.input_slots.clear();
+  for (int v : g.inputs) g.input_slots.push_back(slot_for(v));
+  g.constant_slots.clear();
+  for (const auto& [id, t] : g.constants) g.constant_slots.emplace_back(slot_for(id), t);
+  g.program.clear();
+  std::vector<int> last(static_cast<size_t>(g.num_values), -1);  // instruction reading each value last
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const GraphNode& n = g.nodes[i];
-    in.clear();
-    for (int v : n.inputs) in.push_back(v < 0 ? Tensor() : env[static_cast<size_t>(v)]);
-    Tensor out;
-    if (n.op->allocates_output) out = Tensor::empty(n.shape, n.dtype, Backend::CPU, n.op->name);
-    KernelCtx ctx{*n.op, in, n.attrs, n.shape, n.dtype, out};
-    try {
-      n.op->kernels[static_cast<int>(Backend::CPU)](ctx);
-    } catch (const std::bad_alloc&) {
-      throw MemoryError("For '" + n.op->name + "', out of memory while computing the output of shape " +
-                        shape_str(n.shape) + " " + dtype_name(n.dtype));
-    }
-    env[static_cast<size_t>(n.out)] = std::move(out);
-    // What no later node reads goes now (inputs of the call and outputs stay with their owners).
-    for (int v : n.inputs) {
-      if (v >= 0 && g.last_use[static_cast<size_t>(v)] == static_cast<int>(i) && !is_output[static_cast<size_t>(v)]) {
-        env[static_cast<size_t>(v)] = Tensor();
+    Instruction ins;
+    if (n.group >= 0) {
+      const FusedGroup& fg = g.groups[static_cast<size_t>(n.group)];
+      ins.group = n.group;
+      for (int v : fg.loop->outside) ins.inputs.push_back(slot_for(v));
+      for (int v : fg.loop->results) ins.outputs.push_back(slot_for(v));
+      for (int v : fg.loop->outside) last[static_cast<size_t>(v)] = static_cast<int>(g.program.size());
+      i = static_cast<size_t>(fg.nodes.back());
+    } else {
+      ins.node = static_cast<int>(i);
+      for (int v : n.inputs) {
+        ins.inputs.push_back(v < 0 ? -1 : slot_for(v));
+        if (v >= 0) last[static_cast<size_t>(v)] = static_cast<int>(g.program.size());
       }
+      ins.outputs.push_back(slot_for(n.out));
     }
+    g.program.push_back(std::move(ins));
+  }
+  std::vector<bool> kept(static_cast<size_t>(g.num_values), false);  // outputs and arguments stay
+  for (int v : g.outputs) kept[static_cast<size_t>(v)] = true;
+  for (const auto& u : g.updates) kept[static_cast<size_t>(u.second)] = true;
+  for (int v = 0; v < g.num_values; ++v) {
+    const int at = last[static_cast<size_t>(v)];
+    if (at >= 0 && !kept[static_cast<size_t>(v)]) g.program[static_cast<size_t>(at)].release.push_back(slot[static_cast<size_t>(v)]);
+  }
+  g.output_slots.clear();
+  for (int v : g.outputs) g.output_slots.push_back(slot_for(v));
+  g.update_slots.clear();
+  for (const auto& u : g.updates) g.update_slots.push_back(slot_for(u.second));
+  g.num_slots = next;
+  g.memory = std::make_shared<MemoryPlan>();
+  plan_memory(g);
+}
+
+Value run(const Graph& g, const std::vector<Tensor>& args) {
+  std::vector<Tensor> env(static_cast<size_t>(g.num_slots));
+  for (size_t i = 0; i < g.input_slots.size(); ++i) env[static_cast<size_t>(g.input_slots[i])] = args[i];
+  for (const auto& [s, t] : g.constant_slots) env[static_cast<size_t>(s)] = t;
+  ArenaLease arena(*g.memory);
+  std::vector<Tensor> in;
+  for (const Instruction& ins : g.program) {
+    try {
+    if (ins.group >= 0) {
+      const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
+      try {
+        run_fused_loop(loop, env, ins.inputs, ins.outputs, &arena);
+      } catch (const std::bad_alloc&) {
+        out_of_memory("fused", loop.shape, loop.dtype);
+      }
+    } else {
+      const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
+      in.clear();
+      for (int s : ins.inputs) in.push_back(s < 0 ? Tensor() : env[static_cast<size_t>(s)]);
+      const int out = ins.outputs[0];
+      env[static_cast<size_t>(out)] =
+          run_node(n, in, n.op->allocates_output ? arena.output(out, n.shape, n.dtype, n.op->name) : Tensor());
+    }
+    } catch (const Error& e) {
+      // An error of a replayed op (data-dependent: an index out of range) names where the op was traced.
+      const GraphNode& n = g.nodes[static_cast<size_t>(ins.group >= 0 ? g.groups[static_cast<size_t>(ins.group)].nodes.front() : ins.node)];
+      if (n.where.empty()) throw;
+      throw_error(e.kind(), std::string(e.what()) + " (in the jitted function, traced at " + n.where + ")");
+    }
+    for (int s : ins.release) env[static_cast<size_t>(s)] = Tensor();
+  }
+  // Parameter updates land after every node has read the old values, as eagerly the function's assignments
+  // land after the reads before them (reads after an assignment were traced to the new value).
+  for (size_t i = 0; i < g.updates.size(); ++i) {
+    Tensor param = g.updates[i].first;
+    const Tensor& v = env[static_cast<size_t>(g.update_slots[i])];
+    if (v.impl()->storage != param.impl()->storage) std::memcpy(param.raw_data(), v.raw_data(), param.nbytes());
   }
   std::vector<Tensor> results;
-  for (int v : g.outputs) results.push_back(env[static_cast<size_t>(v)]);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Tensor& t = env[static_cast<size_t>(g.output_slots[i])];
+    // A result that is a captured or folded constant is the caller's own copy, as eagerly.
+    results.push_back(g.constant(g.outputs[i]) ? t.clone() : t);
+  }
   size_t next = 0;
   return rebuild(g.output_template, results, next);
 }

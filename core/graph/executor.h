@@ -1,12 +1,18 @@
 // Replaying a traced graph on concrete tensors: each node's CPU kernel, called directly with the shape, dtype
-// and attributes the trace recorded (no inference, no attribute parsing, no tape); a value is released after
-// the last node that reads it.
+// and attributes the trace recorded (no inference, no attribute parsing, no tape), or a fused group's loop; a
+// value is released after the last node that reads it.
 #pragma once
 #include "graph/ir.h"
 
 namespace bprop::graph {
 
+/// Lays out the replay of an optimised graph (g.program and its slots); run() needs it.
+void prepare_program(Graph& g);
+
 /// The graph's result for these arguments (shaped and typed as the trace's); errors name the op.
 Value run(const Graph& g, const std::vector<Tensor>& args);
+
+/// One node's kernel on concrete inputs; `out`, when given, is where the result goes (a planned buffer).
+Tensor run_node(const GraphNode& n, const std::vector<Tensor>& inputs, Tensor out = {});
 
 }  // namespace bprop::graph

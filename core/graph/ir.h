@@ -1,6 +1,7 @@
 // The graph a traced function becomes: a typed SSA list of values (the arguments, constants and live
 // Parameters, then one value per node), the nodes in execution order, and the outputs.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,14 @@
 
 namespace bprop::graph {
 
+struct FusedLoop;   // graph/fusion.h
+struct MemoryPlan;  // graph/memory_plan.h
+
+struct ValueType {
+  Shape shape;
+  DType dtype = DType::Float32;
+};
+
 struct GraphNode {
   const OpDef* op = nullptr;
   Attrs attrs;              // normalised: the replay passes them to the kernel as they are
@@ -16,6 +25,30 @@ struct GraphNode {
   int out = -1;             // value id
   Shape shape;
   DType dtype = DType::Float32;
+  int group = -1;  // the fused group this node runs in (-1: its own kernel)
+  std::string where;  // the source location that created it ("train.js:12:7"), when the tracer knew one
+};
+
+/// Consecutive elementwise nodes of one shape and dtype run as one loop over the data (graph/fusion.h).
+struct FusedGroup {
+  std::vector<int> nodes;  // indices into Graph::nodes, consecutive, in order
+  std::shared_ptr<const FusedLoop> loop;
+};
+
+/// Nodes before and after one run of a pass.
+struct PassRecord {
+  std::string pass;
+  int64_t before = 0, after = 0;
+};
+
+/// One step of the replay: a node's kernel or a fused group's loop, with where its operands and result live
+/// (compact slots of the executor's table: only values that exist at run time have one).
+struct Instruction {
+  int node = -1;   // index into Graph::nodes, or -1 for a group
+  int group = -1;  // index into Graph::groups
+  std::vector<int> inputs;   // slots (-1: absent optional input); for a group, its outside values
+  std::vector<int> outputs;  // slots; for a group, its results
+  std::vector<int> release;  // slots read for the last time here
 };
 
 struct Graph {
@@ -27,10 +60,32 @@ struct Graph {
   std::vector<GraphNode> nodes;
   Value output_template;  // the function's result with each tensor standing for its value (outputs below)
   std::vector<int> outputs;  // the value id of each tensor of output_template, depth first
+  /// Parameters the function assigns (state such as BatchNorm's moving statistics, or a training step's new
+  /// weights): after the nodes, each Parameter's storage receives the value (in trace order).
+  std::vector<std::pair<Tensor, int>> updates;
   std::vector<int> last_use;  // per value: the index of the last node reading it (-1: none)
+  std::vector<ValueType> types;  // per value id
+  std::vector<FusedGroup> groups;
+  std::vector<PassRecord> passes;  // what optimisation did, in order
+  std::vector<Instruction> program;  // prepared by prepare_program (graph/executor.h)
+  int num_slots = 0;
+  std::vector<int> input_slots;     // per argument
+  std::vector<std::pair<int, Tensor>> constant_slots;
+  std::vector<int> output_slots;    // per output
+  std::vector<int> update_slots;    // per update
+  std::shared_ptr<MemoryPlan> memory;  // the buffers of intermediate values
 
-  /// One line per value: "%3 = mul(%1, %2) : (2, 3) float32", arguments and constants first.
+  /// One line per value: "%3 = mul(%1, %2) : (2, 3) float32", arguments and constants first; fused groups
+  /// as "fused #k {" ... "}" around their nodes.
   std::string to_text() const;
+  /// Recomputes last_use after the node list changed (a group's values live to its last node).
+  void recompute_uses();
+  /// The constant tensor of value `id`, or null when it is not a constant (Parameters are not constants here).
+  const Tensor* constant(int id) const;
+  bool is_argument(int id) const;
 };
+
+/// "axis: 1, keepdims: false"
+std::string attrs_text(const Attrs& attrs);
 
 }  // namespace bprop::graph

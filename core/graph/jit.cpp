@@ -1,7 +1,13 @@
 #include "bprop/jit.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
 #include "autodiff/tape.h"
 #include "graph/executor.h"
+#include "graph/memory_plan.h"
+#include "graph/passes.h"
 #include "graph/trace.h"
 
 namespace bprop {
@@ -9,44 +15,105 @@ namespace bprop {
 struct JitFn::State {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<const graph::Graph>> cache;  // by signature
+  std::vector<std::string> last_signature;  // per argument, of the most recent trace
+  std::map<std::string, std::shared_ptr<JitFn>> backward;  // per signature: the jitted vjp (grad(jit(f)))
   JitStats stats;
 };
 
 namespace {
 
-// "(2, 3) float32; (3,) int32": what a graph depends on besides the function.
-std::string signature(const std::vector<Tensor>& args) {
-  std::string s;
-  for (const Tensor& t : args) {
-    if (!t.defined()) throw ValueError("For 'jit', an argument is an undefined tensor");
-    s += shape_str(t.shape()) + " " + dtype_name(t.dtype()) + "; ";
+bool is_static(const JitOptions& o, size_t i) {
+  return std::find(o.static_argnums.begin(), o.static_argnums.end(), static_cast<int>(i)) != o.static_argnums.end();
+}
+
+// Per argument: "(2, 3) float32", and for a static argument its value too.
+std::vector<std::string> signature(const std::vector<Tensor>& args, const JitOptions& o) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Tensor& t = args[i];
+    if (!t.defined()) throw ValueError("For 'jit', argument " + std::to_string(i) + " is an undefined tensor");
+    std::string s = shape_str(t.shape()) + " " + dtype_name(t.dtype());
+    if (is_static(o, i)) s += " = " + t.to_string();
+    parts.push_back(std::move(s));
   }
+  return parts;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const std::string& p : parts) s += p + "; ";
   return s;
+}
+
+// "argument 0 changed from (32, 784) float32 to (17, 784) float32" (what makes a new trace, for the warning).
+std::string what_changed(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+  if (before.size() != now.size()) {
+    return "the number of arguments changed from " + std::to_string(before.size()) + " to " +
+           std::to_string(now.size());
+  }
+  std::string out;
+  for (size_t i = 0; i < now.size(); ++i) {
+    if (before[i] == now[i]) continue;
+    out += (out.empty() ? "" : "; ") + ("argument " + std::to_string(i) + " changed from " + before[i] + " to " + now[i]);
+  }
+  return out;
 }
 
 }  // namespace
 
-JitFn::JitFn(Fn fn) : fn_(std::move(fn)), state_(std::make_shared<State>()) {}
+JitFn::JitFn(Fn fn, JitOptions options)
+    : fn_(std::move(fn)), options_(std::move(options)), state_(std::make_shared<State>()) {}
 
 std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& args) const {
-  const std::string key = signature(args);
+  const std::vector<std::string> parts = signature(args, options_);
+  const std::string key = joined(parts);
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (auto it = state_->cache.find(key); it != state_->cache.end()) {
       ++state_->stats.replays;
       return it->second;
     }
+    const int64_t traces = state_->stats.traces + 1;
+    if (options_.max_traces > 0 && traces > options_.max_traces) {
+      throw ValueError("For 'jit', the function would be traced a " + std::to_string(traces) +
+                       "th time, more than max_traces = " + std::to_string(options_.max_traces) + ": " +
+                       what_changed(state_->last_signature, parts) +
+                       " (give arguments fixed shapes, or raise the limit)");
+    }
+    if (options_.warn_after_traces > 0 && traces >= options_.warn_after_traces && !state_->last_signature.empty()) {
+      std::fprintf(stderr, "bprop: warning: jit traced a function %lld times; this time %s\n",
+                   static_cast<long long>(traces), what_changed(state_->last_signature, parts).c_str());
+    }
   }
+  const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<graph::Graph> g;
   {
     graph::Tracer tracer;
     std::vector<Tensor> abstract;
-    for (const Tensor& t : args) abstract.push_back(tracer.add_input(t.shape(), t.dtype()));
+    for (size_t i = 0; i < args.size(); ++i) {
+      // a static argument is a constant of the graph (its value is part of the signature)
+      abstract.push_back(is_static(options_, i) ? args[i] : tracer.add_input(args[i].shape(), args[i].dtype()));
+    }
     g = tracer.finish(fn_(abstract));
   }
+  const int64_t traced = static_cast<int64_t>(g->nodes.size());
+  graph::optimize(*g, {options_.optimize, options_.fuse});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
   std::lock_guard<std::mutex> lock(state_->mu);
-  ++state_->stats.traces;
-  state_->stats.nodes = static_cast<int64_t>(g->nodes.size());
+  JitStats& st = state_->stats;
+  ++st.traces;
+  st.nodes_traced = traced;
+  st.nodes = static_cast<int64_t>(g->nodes.size());
+  st.fused_groups = static_cast<int64_t>(g->groups.size());
+  st.kernels = st.fused_groups;
+  for (const graph::GraphNode& n : g->nodes) st.kernels += n.group < 0 ? 1 : 0;
+  st.compile_seconds = seconds;
+  st.planned_bytes = g->memory->planned_bytes;
+  st.eager_bytes = g->memory->eager_bytes;
+  st.passes.clear();
+  for (const graph::PassRecord& p : g->passes) st.passes.push_back({p.pass, p.before, p.after});
+  state_->last_signature = parts;
   state_->cache.emplace(key, g);
   return g;
 }
@@ -57,13 +124,65 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
   // (Any open level, not only one that differentiates an argument: a Parameter the function reads may be one.)
   if (graph::tracing()) return fn_(args);
   if (autodiff::recording()) {
+    Value result;
+    if (differentiable_call(args, result)) return result;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       ++state_->stats.eager_calls;
     }
     return fn_(args);
   }
-  return graph::run(*compiled(args), args);
+  const std::shared_ptr<const graph::Graph> g = compiled(args);
+  // (static arguments are constants of the graph: only the others are passed)
+  if (options_.static_argnums.empty()) return graph::run(*g, args);
+  std::vector<Tensor> dynamic;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!is_static(options_, i)) dynamic.push_back(args[i]);
+  }
+  return graph::run(*g, dynamic);
+}
+
+bool JitFn::differentiable_call(const std::vector<Tensor>& args, Value& result) const {
+  if (!options_.static_argnums.empty()) return false;
+  for (const Tensor& a : args) {
+    if (!a.defined() || !is_float(a.dtype())) return false;
+  }
+  std::shared_ptr<const graph::Graph> g;
+  {
+    autodiff::SuspendRecording paused;  // the trace must not reach the open levels' tapes
+    g = compiled(args);
+  }
+  if (!g->output_template.is_tensor() || !is_float(g->types[static_cast<size_t>(g->outputs[0])].dtype)) return false;
+  // A Parameter the open levels differentiate would get no gradient through the custom op: run eagerly.
+  for (const auto& [id, t] : g->constants) {
+    if (t.impl()->is_parameter && !t.impl()->trace.empty()) return false;
+  }
+  if (!g->updates.empty()) return false;  // effects belong to one run of the function, not to its derivative
+  const std::string key = joined(signature(args, options_));
+  std::shared_ptr<JitFn> backward;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    std::shared_ptr<JitFn>& slot = state_->backward[key];
+    if (!slot) {
+      const Fn f = fn_;
+      slot = std::make_shared<JitFn>([f](const std::vector<Tensor>& a) -> Value {
+        const std::vector<Tensor> inputs(a.begin(), a.end() - 1);
+        std::vector<Value> grads;
+        for (const Tensor& t : bprop::vjp(f, inputs, a.back()).second) grads.emplace_back(t);
+        return Value(std::move(grads));
+      });
+    }
+    backward = slot;
+    ++state_->stats.grad_calls;
+  }
+  result = Value(autodiff::apply_custom(
+      "jit", args, [g](const std::vector<Tensor>& in) { return graph::run(*g, in).tensor(); },
+      [backward](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
+        std::vector<Tensor> with_dout = in;
+        with_dout.push_back(dout);
+        return (*backward)(with_dout).flatten();
+      }));
+  return true;
 }
 
 std::string JitFn::lower(const std::vector<Tensor>& args) const { return compiled(args)->to_text(); }
@@ -78,6 +197,18 @@ JitFn::operator Fn() const {
   return [self](const std::vector<Tensor>& args) { return self(args); };
 }
 
-JitFn jit(Fn fn) { return JitFn(std::move(fn)); }
+JitFn jit(Fn fn, JitOptions options) { return JitFn(std::move(fn), std::move(options)); }
+
+TraceLocation::TraceLocation(const char* file, int line, const char* function) : active_(graph::tracing()) {
+  if (!active_) return;
+  const std::string path = file;
+  saved_ = graph::current_tracer()->location();
+  graph::current_tracer()->set_location(path.substr(path.find_last_of('/') + 1) + ":" + std::to_string(line) + " (" +
+                                        function + ")");
+}
+
+TraceLocation::~TraceLocation() {
+  if (active_ && graph::tracing()) graph::current_tracer()->set_location(std::move(saved_));
+}
 
 }  // namespace bprop

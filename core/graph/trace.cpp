@@ -36,6 +36,7 @@ Tensor Tracer::add_input(const Shape& shape, DType dtype) {
   abstract_ids_.emplace(t.impl()->storage.get(), id);
   alive_.push_back(t);
   graph_->inputs.push_back(id);
+  graph_->types.push_back({shape, dtype});
   return t;
 }
 
@@ -48,11 +49,15 @@ int Tracer::value_of(const Tensor& t) {
     }
     return it->second;
   }
+  if (t.impl()->is_parameter) {
+    if (auto it = assigned_.find(t.impl()->storage.get()); it != assigned_.end()) return it->second;
+  }
   if (auto it = constant_ids_.find(t.impl()); it != constant_ids_.end()) return it->second;
   const int id = graph_->num_values++;
   constant_ids_.emplace(t.impl(), id);
   alive_.push_back(t);
   graph_->constants.emplace_back(id, t);
+  graph_->types.push_back({t.shape(), t.dtype()});
   return id;
 }
 
@@ -64,23 +69,33 @@ Tensor Tracer::add_node(const OpDef& op, const std::vector<Tensor>& inputs, cons
   for (const Tensor& t : inputs) n.inputs.push_back(t.defined() ? value_of(t) : -1);
   n.shape = shape;
   n.dtype = dtype;
+  n.where = location_;
   Tensor out = Tensor::empty(shape, dtype, Backend::Graph, op.name);
   n.out = graph_->num_values++;
+  graph_->types.push_back({shape, dtype});
   abstract_ids_.emplace(out.impl()->storage.get(), n.out);
   alive_.push_back(out);
   graph_->nodes.push_back(std::move(n));
   return out;
 }
 
+void Tracer::assign(const Tensor& param, const Tensor& value) {
+  const int v = value_of(value);
+  alive_.push_back(param);
+  assigned_[param.impl()->storage.get()] = v;
+  for (auto& u : graph_->updates) {
+    if (u.first.impl()->storage == param.impl()->storage) {
+      u.second = v;  // assigned again: the last value wins
+      return;
+    }
+  }
+  graph_->updates.emplace_back(param, v);
+}
+
 std::shared_ptr<Graph> Tracer::finish(const Value& result) {
   graph_->output_template = result;
   for (const Tensor& t : result.flatten()) graph_->outputs.push_back(value_of(t));
-  graph_->last_use.assign(static_cast<size_t>(graph_->num_values), -1);
-  for (size_t i = 0; i < graph_->nodes.size(); ++i) {
-    for (int v : graph_->nodes[i].inputs) {
-      if (v >= 0) graph_->last_use[static_cast<size_t>(v)] = static_cast<int>(i);
-    }
-  }
+  graph_->recompute_uses();
   return owned_;
 }
 

@@ -23,6 +23,12 @@ class Tracer {
   /// Records out = op(inputs) and returns the abstract output.
   Tensor add_node(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
                   DType dtype);
+  /// Records `param`.assign(value): the graph writes value into param's storage at the end of every replay,
+  /// and reads of param later in the trace see value.
+  void assign(const Tensor& param, const Tensor& value);
+  /// Where the next nodes come from (a source location), until set again.
+  void set_location(std::string where) { location_ = std::move(where); }
+  const std::string& location() const { return location_; }
   /// The finished graph returning `result`; the tracer is spent.
   std::shared_ptr<Graph> finish(const Value& result);
 
@@ -35,7 +41,9 @@ class Tracer {
   // a constant by its tensor (views of one buffer with other shapes are other values).
   std::unordered_map<const Storage*, int> abstract_ids_;
   std::unordered_map<const TensorImpl*, int> constant_ids_;
+  std::unordered_map<const Storage*, int> assigned_;  // a Parameter's storage -> the value it was assigned
   std::vector<Tensor> alive_;  // keeps every recorded tensor alive, so that no address is reused while tracing
+  std::string location_;
   Tracer* outer_;
 };
 

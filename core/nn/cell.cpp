@@ -1,5 +1,8 @@
 #include "bprop/cell.h"
 
+#include "bprop/context.h"
+#include "graph/graph_mode.h"
+
 #include <unordered_set>
 
 namespace bprop {
@@ -9,6 +12,14 @@ std::vector<Tensor> Cell::bprop(const std::vector<Tensor>&, const Tensor&, const
 }
 
 Value Cell::operator()(const std::vector<Tensor>& inputs) {
+  if (!detail::graph_mode_call()) return eager_call(inputs);
+  if (!graph_.p) graph_.p = std::make_shared<detail::GraphModeCache>();
+  std::unique_ptr<JitFn>& jitted = graph_.p->modes[training() ? 1 : 0];
+  if (!jitted) jitted = std::make_unique<JitFn>([this](const std::vector<Tensor>& in) { return eager_call(in); });
+  return (*jitted)(inputs);
+}
+
+Value Cell::eager_call(const std::vector<Tensor>& inputs) {
   if (!has_bprop()) return construct(inputs);
   const std::string label = name_.empty() ? std::string("Cell.bprop") : name_ + ".bprop";
   return Value(autodiff::apply_custom(

@@ -213,19 +213,15 @@ Value BatchNorm::construct(const std::vector<Tensor>& inputs) {
     y = ops::batch_norm(x, gamma, beta, opt_.eps);
   }
   if (update) {
+    // moving = momentum * moving + (1 - momentum) * batch statistic (unbiased variance), with ops, so that a
+    // jitted training step traces the update too (Parameter::assign is then an effect of every replay)
     no_grad([&] {
       const Tensor xd = x.detach();
-      const std::vector<double> mean = ops::mean(xd, Axis(axes)).to_vector<double>();
-      const std::vector<double> var = ops::var(xd, Axis(axes), false, 1).to_vector<double>();
       const double m = opt_.momentum;
-      visit_float(moving_mean.dtype(), [&]<typename T>() {
-        T* mm = moving_mean.data<T>();
-        T* mv = moving_variance.data<T>();
-        for (int64_t c = 0; c < c_; ++c) {
-          mm[c] = static_cast<T>(m * static_cast<double>(mm[c]) + (1.0 - m) * mean[static_cast<size_t>(c)]);
-          mv[c] = static_cast<T>(m * static_cast<double>(mv[c]) + (1.0 - m) * var[static_cast<size_t>(c)]);
-        }
-      });
+      const Tensor mean = ops::cast(ops::mean(xd, Axis(axes)), moving_mean.dtype());
+      const Tensor var = ops::cast(ops::var(xd, Axis(axes), false, 1), moving_variance.dtype());
+      moving_mean.assign(moving_mean * m + mean * (1.0 - m));
+      moving_variance.assign(moving_variance * m + var * (1.0 - m));
     });
   }
   return y;

@@ -52,7 +52,8 @@ Value Dense::construct(const std::vector<Tensor>& inputs) {
 
 // ---- Dropout ------------------------------------------------------------------------------------------
 
-Dropout::Dropout(double p, std::optional<uint64_t> seed) : p_(p), seed_(seed ? *seed : next_seed()) {
+Dropout::Dropout(double p, std::optional<uint64_t> seed)
+    : p_(p), seed_(seed ? *seed : next_seed()), calls_(zeros({}, DType::Float64), "dropout_calls", false) {
   if (!(p >= 0.0 && p < 1.0)) {
     throw ValueError("For 'Dropout', p must be in [0, 1), got " + format_number(p));
   }
@@ -64,13 +65,13 @@ Value Dropout::construct(const std::vector<Tensor>& inputs) {
   if (!is_float(x.dtype())) {
     throw DTypeError(std::string("For 'Dropout', the input must be float32 or float64, got ") + dtype_name(x.dtype()));
   }
-  Random rng(seed_ + 0x9E3779B97F4A7C15ull * ++calls_);
-  const double keep_scale = 1.0 / (1.0 - p_);
-  Tensor mask = Tensor::empty(x.shape(), x.dtype());
-  visit_float(x.dtype(), [&]<typename T>() {
-    T* m = mask.data<T>();
-    for (int64_t i = 0; i < mask.numel(); ++i) m[i] = static_cast<T>(rng.uniform() < p_ ? 0.0 : keep_scale);
-  });
+  // The mask of call k is drawn from the stream seed + k * golden ratio (dropout_mask, core/ops/random.cpp).
+  calls_.assign(calls_ + 1.0);
+  const Tensor mask = call_op("dropout_mask", {calls_},
+                              {{"seed", static_cast<int64_t>(seed_)},
+                               {"p", p_},
+                               {"shape", IntList(x.shape())},
+                               {"dtype", std::string(dtype_name(x.dtype()))}});
   return x * mask;
 }
 

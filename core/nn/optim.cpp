@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "graph/trace.h"
 #include "tensor/format.h"
 
 namespace bprop::optim {
@@ -32,12 +33,21 @@ Optimizer::Optimizer(std::string name, std::vector<Parameter> params, double lr,
   check_rate(name_, "the learning rate", lr);
   check_rate(name_, "weight_decay", weight_decay);
   state_.resize(params_.size());
-  updates_.assign(params_.size(), 0);
+  lr_t_ = Parameter(scalar(lr, DType::Float64), name_ + ".lr", false);
+  steps_t_ = Parameter(zeros({}, DType::Float64), name_ + ".steps", false);
+  for (const Parameter& p : params_) updates_t_.emplace_back(zeros({}, DType::Float64), p.name() + ".step", false);
 }
 
 void Optimizer::set_learning_rate(double lr) {
   check_rate(name_, "the learning rate", lr);
   lr_ = lr;
+  lr_t_.assign(scalar(lr, DType::Float64));
+}
+
+int64_t Optimizer::step_count() const { return static_cast<int64_t>(steps_t_.item()); }
+
+int64_t Optimizer::update_count(size_t i) const {
+  return i < updates_t_.size() ? static_cast<int64_t>(updates_t_[i].item()) : 0;
 }
 
 const std::map<std::string, Tensor>& Optimizer::state(size_t i) const {
@@ -52,7 +62,10 @@ Tensor& Optimizer::state_tensor(size_t i, const std::string& key, bool* created)
   auto& st = state_[i];
   auto it = st.find(key);
   const bool fresh = it == st.end();
-  if (fresh) it = st.emplace(key, zeros(params_[i].shape(), params_[i].dtype())).first;
+  if (fresh) {
+    const Parameter p = params_[i];
+    it = st.emplace(key, Parameter(zeros(p.shape(), p.dtype()), p.name() + "." + key, false)).first;
+  }
   if (created) *created = fresh;
   return it->second;
 }
@@ -80,12 +93,14 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
     }
     bool aliases = false;
     for (const Parameter& q : params_) aliases = aliases || g.impl()->storage == q.impl()->storage;
-    gs[i] = aliases ? convert(g, p.dtype()).clone() : convert(g, p.dtype());
+    const Tensor converted = g.dtype() == p.dtype() ? g : ops::cast(g, p.dtype());
+    // (while tracing, values are never overwritten in place: no copy needed)
+    gs[i] = aliases && !graph::tracing() ? converted.clone() : converted;
   }
-  ++steps_;
+  steps_t_.assign(steps_t_ + 1.0);
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!params_[i].requires_grad()) continue;
-    ++updates_[i];
+    updates_t_[i].assign(updates_t_[i] + 1.0);
     update(i, params_[i], gs[i]);
   }
 }
@@ -110,31 +125,14 @@ SGD::SGD(std::string name, std::vector<Parameter> params, double lr, double mome
 }
 
 void SGD::update(size_t i, Parameter& p, const Tensor& grad) {
-  bool first = false;
-  Tensor* buf = momentum_ != 0.0 ? &state_tensor(i, "momentum_buffer", &first) : nullptr;
-  const double lr = lr_, wd = weight_decay_, mom = momentum_, damp = dampening_;
-  const bool nesterov = nesterov_;
-  visit_float(p.dtype(), [&]<typename T>() {
-    T* w = p.data<T>();
-    const T* g = grad.data<T>();
-    T* b = buf ? buf->data<T>() : nullptr;
-    const int64_t n = p.numel();
-    if (!b && wd == 0.0) {  // plain SGD: a branch-free loop the compiler vectorises
-      for (int64_t k = 0; k < n; ++k) w[k] = static_cast<T>(static_cast<double>(w[k]) - lr * static_cast<double>(g[k]));
-      return;
-    }
-    for (int64_t k = 0; k < n; ++k) {
-      double d = static_cast<double>(g[k]);
-      if (wd != 0.0) d += wd * static_cast<double>(w[k]);  // g += weight_decay * p
-      if (b) {
-        // buf = g on the first step, then momentum * buf + (1 - dampening) * g
-        const double nb = first ? d : mom * static_cast<double>(b[k]) + (1.0 - damp) * d;
-        b[k] = static_cast<T>(nb);
-        d = nesterov ? d + mom * static_cast<double>(b[k]) : static_cast<double>(b[k]);
-      }
-      w[k] = static_cast<T>(static_cast<double>(w[k]) - lr * d);
-    }
-  });
+  Tensor buf;
+  if (momentum_ != 0.0) {
+    buf = state_tensor(i, "momentum_buffer");
+    Parameter::from(buf).assign(call_op("sgd_buffer", {buf, grad, p, updates_t_[i]},
+                                        {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"dampening", dampening_}}));
+  }
+  p.assign(call_op("sgd_step", {p, grad, lr_t_, buf},
+                   {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"nesterov", nesterov_}}));
 }
 
 Momentum::Momentum(std::vector<Parameter> params, double learning_rate, double momentum, double weight_decay,
@@ -163,40 +161,24 @@ Adam::Adam(std::string name, std::vector<Parameter> params, double lr, std::pair
 }
 
 void Adam::update(size_t i, Parameter& p, const Tensor& grad) {
-  Tensor& m_t = state_tensor(i, "exp_avg");
-  Tensor& v_t = state_tensor(i, "exp_avg_sq");
-  Tensor* vmax_t = amsgrad_ ? &state_tensor(i, "max_exp_avg_sq") : nullptr;
-  const double t = static_cast<double>(updates_[i]);  // per parameter, as PyTorch's state["step"]
-  const double lr = lr_, wd = weight_decay_, b1 = beta1_, b2 = beta2_, eps = eps_;
-  const double step_size = lr / (1.0 - std::pow(b1, t));  // lr / bias_correction1
-  const double bc2_sqrt = std::sqrt(1.0 - std::pow(b2, t));
-  const bool decoupled = decoupled_;
-  visit_float(p.dtype(), [&]<typename T>() {
-    T* w = p.data<T>();
-    const T* g = grad.data<T>();
-    T* m = m_t.data<T>();
-    T* v = v_t.data<T>();
-    T* vmax = vmax_t ? vmax_t->data<T>() : nullptr;
-    for (int64_t k = 0; k < p.numel(); ++k) {
-      double wk = static_cast<double>(w[k]);
-      double d = static_cast<double>(g[k]);
-      if (decoupled) {
-        wk *= 1.0 - lr * wd;  // AdamW: p *= 1 - lr * weight_decay
-      } else if (wd != 0.0) {
-        d += wd * wk;  // Adam: g += weight_decay * p
-      }
-      // m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2
-      m[k] = static_cast<T>(static_cast<double>(m[k]) * b1 + (1.0 - b1) * d);
-      v[k] = static_cast<T>(static_cast<double>(v[k]) * b2 + (1.0 - b2) * d * d);
-      double vk = static_cast<double>(v[k]);
-      if (vmax) {
-        if (vk > static_cast<double>(vmax[k])) vmax[k] = v[k];
-        vk = static_cast<double>(vmax[k]);
-      }
-      const double denom = std::sqrt(vk) / bc2_sqrt + eps;  // sqrt(v / bias_correction2) + eps
-      w[k] = static_cast<T>(wk - step_size * static_cast<double>(m[k]) / denom);
-    }
-  });
+  const Tensor m = state_tensor(i, "exp_avg");
+  const Tensor v = state_tensor(i, "exp_avg_sq");
+  Parameter::from(m).assign(
+      call_op("adam_m", {m, grad, p}, {{"beta1", beta1_}, {"weight_decay", weight_decay_}, {"decoupled", decoupled_}}));
+  Parameter::from(v).assign(
+      call_op("adam_v", {v, grad, p}, {{"beta2", beta2_}, {"weight_decay", weight_decay_}, {"decoupled", decoupled_}}));
+  Tensor v_used = v;
+  if (amsgrad_) {  // the largest v so far
+    v_used = state_tensor(i, "max_exp_avg_sq");
+    Parameter::from(v_used).assign(ops::maximum(v, v_used));
+  }
+  // (per parameter t, as PyTorch's state["step"])
+  p.assign(call_op("adam_step", {p, m, v_used, lr_t_, updates_t_[i]},
+                   {{"beta1", beta1_},
+                    {"beta2", beta2_},
+                    {"eps", eps_},
+                    {"weight_decay", weight_decay_},
+                    {"decoupled", decoupled_}}));
 }
 
 AdamW::AdamW(std::vector<Parameter> params, double lr, std::pair<double, double> betas, double eps, double weight_decay,

@@ -11,7 +11,7 @@ using namespace opdef;
 
 // Computes f in the output dtype after converting both inputs to it.
 template <typename F>
-KernelFn binary_kernel(F f) {
+KernelFn general_binary_kernel(F f) {
   return [f](KernelCtx& c) {
     const Tensor a = cpu::as_dtype(c.inputs[0], c.out_dtype);
     const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
@@ -24,11 +24,28 @@ KernelFn binary_kernel(F f) {
   };
 }
 
+// f (captureless) as the op's array functions, and the kernel for other dtypes and broadcasts.
+template <typename F>
+OpImpl binary_kernel(F f) {
+  return with_elementwise({&cpu::binary_array<F, float>, &cpu::binary_array<F, double>}, general_binary_kernel(f));
+}
+
+// The float32 array function of add sub mul div: the loops of kernels/cpu/vmath.h.
+template <cpu::vm::Arith Op>
+void arith_array(const ElementOperand* in, void* out, int64_t n) {
+  const float* a = static_cast<const float*>(in[0].data);
+  const float* b = static_cast<const float*>(in[1].data);
+  float* y = static_cast<float*>(out);
+  if (in[0].scalar) cpu::vm::arith(Op, a[0], b, y, n);
+  else if (in[1].scalar) cpu::vm::arith(Op, a, b[0], y, n);
+  else cpu::vm::arith(Op, a, b, y, n);
+}
+
 // add sub mul div: float32 operands that are contiguous and of the output's shape, or a one-element operand,
 // run the loops of kernels/cpu/vmath.h (vectorised for the running CPU); everything else runs binary_kernel.
 template <typename F>
-KernelFn arith_kernel(cpu::vm::Arith op, F f) {
-  return [op, fallback = binary_kernel(f)](KernelCtx& c) {
+KernelFn general_arith_kernel(cpu::vm::Arith op, F f) {
+  return [op, fallback = general_binary_kernel(f)](KernelCtx& c) {
     const Tensor &a = c.inputs[0], &b = c.inputs[1];
     if (c.out_dtype == DType::Float32 && a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
       const int64_t n = c.out.numel();
@@ -52,12 +69,17 @@ KernelFn arith_kernel(cpu::vm::Arith op, F f) {
   };
 }
 
+template <cpu::vm::Arith Op, typename F>
+OpImpl arith_kernel(F f) {
+  return with_elementwise({&arith_array<Op>, &cpu::binary_array<F, double>}, general_arith_kernel(Op, f));
+}
+
 DType float_promote(const InferCtx& c) { return to_float(promote_dtype(c)); }
 
 struct BinaryOp {
   const char* name;
   InferDTypeFn dtype;
-  KernelFn kernel;
+  OpImpl impl;
   BpropFn bprop;
 };
 
@@ -66,18 +88,18 @@ struct BinaryOp {
 void register_binary_ops(Registry& r) {
   const std::vector<BinaryOp> table = {
       // add: dx = dout, dy = dout (summed to each input's shape)
-      {"add", promote_dtype, arith_kernel(cpu::vm::Arith::Add, [](auto x, auto y) { return x + y; }),
+      {"add", promote_dtype, arith_kernel<cpu::vm::Arith::Add>([](auto x, auto y) { return x + y; }),
        [](const BpropCtx& c) {
          // (an input that needs no gradient, like the constant of x + 1, costs no sum_to)
          return sum_to_inputs(c, {c.needs(0) ? c.dout : Tensor(), c.needs(1) ? c.dout : Tensor()});
        }},
       // sub: dx = dout, dy = -dout
-      {"sub", promote_dtype, arith_kernel(cpu::vm::Arith::Sub, [](auto x, auto y) { return x - y; }),
+      {"sub", promote_dtype, arith_kernel<cpu::vm::Arith::Sub>([](auto x, auto y) { return x - y; }),
        [](const BpropCtx& c) {
          return sum_to_inputs(c, {c.needs(0) ? c.dout : Tensor(), c.needs(1) ? -c.dout : Tensor()});
        }},
       // mul: dx = dout y, dy = dout x
-      {"mul", promote_dtype, arith_kernel(cpu::vm::Arith::Mul, [](auto x, auto y) { return x * y; }),
+      {"mul", promote_dtype, arith_kernel<cpu::vm::Arith::Mul>([](auto x, auto y) { return x * y; }),
        [](const BpropCtx& c) {
          // x * x (one tensor twice): both gradients are dout x, computed once
          if (c.input(0).same(c.input(1)) && c.needs(0) && c.needs(1)) {
@@ -88,7 +110,7 @@ void register_binary_ops(Registry& r) {
                                   c.needs(1) ? c.dout * c.input(0) : Tensor()});
        }},
       // div: dx = dout / y, dy = -dout x / y^2 = -dout out / y
-      {"div", float_promote, arith_kernel(cpu::vm::Arith::Div, [](auto x, auto y) { return x / y; }),
+      {"div", float_promote, arith_kernel<cpu::vm::Arith::Div>([](auto x, auto y) { return x / y; }),
        [](const BpropCtx& c) {
          return sum_to_inputs(c, {c.needs(0) ? c.dout / c.input(1) : Tensor(),
                                   c.needs(1) ? -(c.dout * c.out / c.input(1)) : Tensor()});
@@ -141,7 +163,8 @@ void register_binary_ops(Registry& r) {
     op.inputs = {{"x"}, {"y"}};
     op.infer_shape = broadcast_shape;
     op.infer_dtype = b.dtype;
-    op.cpu(b.kernel);
+    op.cpu(b.impl.kernel);
+    op.elementwise = b.impl.elementwise;
     op.bprop = b.bprop;
     r.add(std::move(op));
   }

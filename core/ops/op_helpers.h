@@ -6,6 +6,7 @@
 #include "bprop/limits.h"
 #include "bprop/ops.h"
 #include "bprop/registry.h"
+#include "kernels/cpu/element_fn.h"
 #include "kernels/cpu/elementwise.h"
 
 namespace bprop::opdef {
@@ -30,6 +31,22 @@ void require_int(const InferCtx& c, size_t i);
 /// The axes an "axis" attribute names, normalised to [0, rank), sorted, unique (null = all).
 std::vector<int64_t> reduce_axes(const InferCtx& c, const AttrValue& axis, int64_t rank);
 std::vector<int64_t> reduce_axes(const std::string& op, const AttrValue& axis, int64_t rank);
+
+// ---- kernels ----
+/// An op's eager kernel and, for elementwise ops without attributes, the array functions it runs.
+struct OpImpl {
+  OpImpl(KernelFn k) : kernel(std::move(k)) {}  // NOLINT: an op with no array functions
+  OpImpl(KernelFn k, ElementwiseDef e) : kernel(std::move(k)), elementwise(e) {}
+  KernelFn kernel;
+  ElementwiseDef elementwise;
+};
+/// The array functions of `def` where the operands suit them (cpu::run_elementwise), `general` otherwise.
+inline OpImpl with_elementwise(ElementwiseDef def, KernelFn general) {
+  return {[def, general = std::move(general)](KernelCtx& c) {
+            if (!cpu::run_elementwise(def, c)) general(c);
+          },
+          def};
+}
 
 // ---- bprop helpers ----
 /// One gradient per input, each summed down to its input's shape (undoing broadcasting); undefined kept.

@@ -197,6 +197,15 @@ Tensor embedding(const Tensor& indices, const Tensor& table) {
   return call_op(op_def, {indices, table});
 }
 
+Tensor random_uniform(const Tensor& key, const Shape& shape, double low, double high, DType dtype) {
+  return call_op("random_uniform", {key},
+                 {{"shape", IntList(shape)}, {"low", low}, {"high", high}, {"dtype", std::string(dtype_name(dtype))}});
+}
+
+Tensor random_normal(const Tensor& key, const Shape& shape, DType dtype) {
+  return call_op("random_normal", {key}, {{"shape", IntList(shape)}, {"dtype", std::string(dtype_name(dtype))}});
+}
+
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
   return call_op("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});

@@ -36,16 +36,17 @@ KernelFn map_kernel_with(Make make) {
     });
   };
 }
+// f (captureless) as the op's array functions, and the kernel for other dtypes.
 template <typename F>
-KernelFn map_kernel(F f) {
-  return map_kernel_with([f](const Attrs&) { return f; });
+OpImpl map_kernel(F f) {
+  return with_elementwise({&cpu::unary_array<F, float>, &cpu::unary_array<F, double>},
+                          map_kernel_with([f](const Attrs&) { return f; }));
 }
 
 using VecFn = void (*)(const float*, float*, int64_t);
 
-// float32 through the array function `vec` (chunks split over threads), float64 through f.
 template <typename F>
-KernelFn vec_kernel(VecFn vec, F f) {
+KernelFn general_vec_kernel(VecFn vec, F f) {
   return [vec, f](KernelCtx& c) {
     const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
     if (c.out_dtype == DType::Float32) {
@@ -58,6 +59,12 @@ KernelFn vec_kernel(VecFn vec, F f) {
       cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return static_cast<T>(f(v)); });
     });
   };
+}
+
+// float32 through the vectorised array function V (chunks split over threads), float64 through f.
+template <VecFn V, typename F>
+OpImpl vec_kernel(F f) {
+  return with_elementwise({&cpu::unary_vec_array<V>, &cpu::unary_array<F, double>}, general_vec_kernel(V, f));
 }
 
 template <typename T>
@@ -94,7 +101,7 @@ void relu_grad_f32(const float* y, const float* dy, float* out, int64_t n) {
 
 // out = f(y, dy): float32 operands of the output's shape in one pass of `vec`, anything else broadcast.
 template <typename F>
-KernelFn grad_kernel(VecGradFn vec, F f) {
+KernelFn general_grad_kernel(VecGradFn vec, F f) {
   return [vec, f](KernelCtx& c) {
     const Tensor y = cpu::as_dtype(c.inputs[0], c.out_dtype);
     const Tensor dy = cpu::as_dtype(c.inputs[1], c.out_dtype);
@@ -112,14 +119,27 @@ KernelFn grad_kernel(VecGradFn vec, F f) {
   };
 }
 
-OpDef grad_def(const char* name, KernelFn kernel, BpropFn bprop) {
+// float32 operands of the output's shape through V, a repeated operand through f (as the general kernel).
+template <VecGradFn V, typename F>
+void grad_vec_array(const ElementOperand* in, void* out, int64_t n) {
+  if (in[0].scalar || in[1].scalar) return cpu::binary_array<F, float>(in, out, n);
+  V(static_cast<const float*>(in[0].data), static_cast<const float*>(in[1].data), static_cast<float*>(out), n);
+}
+
+template <VecGradFn V, typename F>
+OpImpl grad_kernel(F f) {
+  return with_elementwise({&grad_vec_array<V, F>, &cpu::binary_array<F, double>}, general_grad_kernel(V, f));
+}
+
+OpDef grad_def(const char* name, OpImpl impl, BpropFn bprop) {
   OpDef op;
   op.name = name;
   op.family = "unary";
   op.inputs = {{"y"}, {"dy"}};
   op.infer_shape = broadcast_shape;
   op.infer_dtype = [](const InferCtx& c) { return to_float(promote_dtype(c)); };
-  op.cpu(std::move(kernel));
+  op.cpu(std::move(impl.kernel));
+  op.elementwise = impl.elementwise;
   op.bprop = std::move(bprop);
   return op;
 }
@@ -127,7 +147,7 @@ OpDef grad_def(const char* name, KernelFn kernel, BpropFn bprop) {
 struct UnaryOp {
   const char* name;
   InferDTypeFn dtype;  // float_dtype or numeric_dtype
-  KernelFn kernel;
+  OpImpl impl;
   BpropFn bprop;  // empty = no grad
   std::vector<AttrSpec> attrs = {};
 };
@@ -152,16 +172,16 @@ void register_unary_ops(Registry& r) {
       {"sign", numeric_dtype, map_kernel([](auto v) { return (v > 0) - (v < 0); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::mul(c.dout, like(0.0, c.dout))}; }},
       // exp: d e^x = e^x dout = out dout
-      {"exp", float_dtype, vec_kernel(cpu::vm::exp, [](auto v) { return std::exp(v); }),
+      {"exp", float_dtype, vec_kernel<cpu::vm::exp>([](auto v) { return std::exp(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out; })},
       // log: d log x = dout / x
-      {"log", float_dtype, vec_kernel(cpu::vm::log, [](auto v) { return std::log(v); }),
+      {"log", float_dtype, vec_kernel<cpu::vm::log>([](auto v) { return std::log(v); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / c.input(0)}; }},
       // log1p: dout / (1 + x)
-      {"log1p", float_dtype, vec_kernel(cpu::vm::log1p, [](auto v) { return std::log1p(v); }),
+      {"log1p", float_dtype, vec_kernel<cpu::vm::log1p>([](auto v) { return std::log1p(v); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / (c.input(0) + 1.0)}; }},
       // expm1: d(e^x - 1) = e^x = out + 1
-      {"expm1", float_dtype, vec_kernel(cpu::vm::expm1, [](auto v) { return std::expm1(v); }),
+      {"expm1", float_dtype, vec_kernel<cpu::vm::expm1>([](auto v) { return std::expm1(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out + 1.0; })},
       // sqrt: dout / (2 sqrt x)
       {"sqrt", float_dtype, map_kernel([](auto v) { return std::sqrt(v); }),
@@ -185,25 +205,24 @@ void register_unary_ops(Registry& r) {
       {"tan", float_dtype, map_kernel([](auto v) { return std::tan(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * out + 1.0; })},
       // tanh: (1 - out^2) dout, fused into tanh_grad
-      {"tanh", float_dtype, vec_kernel(cpu::vm::tanh, [](auto v) { return std::tanh(v); }),
+      {"tanh", float_dtype, vec_kernel<cpu::vm::tanh>([](auto v) { return std::tanh(v); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {tanh_grad(c.out, c.dout)}; }},
       // sigmoid: out (1 - out) dout, fused into sigmoid_grad
-      {"sigmoid", float_dtype, vec_kernel(cpu::vm::sigmoid, [](auto v) { return sigmoid_of(v); }),
+      {"sigmoid", float_dtype, vec_kernel<cpu::vm::sigmoid>([](auto v) { return sigmoid_of(v); }),
        [](const BpropCtx& c) -> std::vector<Tensor> { return {sigmoid_grad(c.out, c.dout)}; }},
       // relu: dout where x > 0
       {"relu", numeric_dtype, map_kernel([](auto v) { return v > 0 ? v : decltype(v)(0); }),
        // relu: dout where out > 0 (out > 0 exactly where x > 0), fused into relu_grad
        [](const BpropCtx& c) -> std::vector<Tensor> { return {relu_grad(c.out, c.dout)}; }},
       // silu: x s(x) -> s (1 + x (1 - s))
-      {"silu", float_dtype, vec_kernel(cpu::vm::silu, [](auto v) { return v * sigmoid_of(v); }),
+      {"silu", float_dtype, vec_kernel<cpu::vm::silu>([](auto v) { return v * sigmoid_of(v); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) {
          const Tensor s = ops::sigmoid(x);
          return s * (x * (1.0 - s) + 1.0);
        })},
       // softplus: log(1 + e^x) -> sigmoid(x)
       {"softplus", float_dtype,
-       vec_kernel(cpu::vm::softplus,
-                  [](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
+       vec_kernel<cpu::vm::softplus>([](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sigmoid(x); })},
       // erf: 2/sqrt(pi) e^{-x^2}
       {"erf", float_dtype, map_kernel([](auto v) { return std::erf(v); }),
@@ -264,7 +283,8 @@ void register_unary_ops(Registry& r) {
     op.attrs = u.attrs;
     op.infer_shape = same_shape;
     op.infer_dtype = u.dtype;
-    op.cpu(u.kernel);
+    op.cpu(u.impl.kernel);
+    op.elementwise = u.impl.elementwise;
     if (u.bprop) op.bprop = u.bprop;
     else op.no_grad = true;
     r.add(std::move(op));
@@ -272,7 +292,7 @@ void register_unary_ops(Registry& r) {
   // tanh_grad(y, dy) = dy (1 - y^2): d/dy = -2 y dy dout, d/ddy = tanh_grad(y, dout)
   r.add(grad_def(
       "tanh_grad",
-      grad_kernel(cpu::vm::tanh_grad, [](auto t, auto d) { return d * (decltype(t)(1) - t * t); }),
+      grad_kernel<cpu::vm::tanh_grad>([](auto t, auto d) { return d * (decltype(t)(1) - t * t); }),
       [](const BpropCtx& c) {
         const Tensor &y = c.input(0), &dy = c.input(1);
         return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * y * -2.0 : Tensor(),
@@ -280,14 +300,14 @@ void register_unary_ops(Registry& r) {
       }));
   // relu_grad(y, dy) = dy [y > 0]: piecewise constant in y (no gradient there), d/ddy = relu_grad(y, dout)
   r.add(grad_def(
-      "relu_grad", grad_kernel(relu_grad_f32, [](auto y, auto d) { return y > decltype(y)(0) ? d : decltype(d)(0); }),
+      "relu_grad", grad_kernel<relu_grad_f32>([](auto y, auto d) { return y > decltype(y)(0) ? d : decltype(d)(0); }),
       [](const BpropCtx& c) {
         return sum_to_inputs(c, {Tensor(), c.needs(1) ? relu_grad(c.input(0), c.dout) : Tensor()});
       }));
   // sigmoid_grad(y, dy) = dy y (1 - y): d/dy = dy (1 - 2 y) dout, d/ddy = sigmoid_grad(y, dout)
   r.add(grad_def(
       "sigmoid_grad",
-      grad_kernel(cpu::vm::sigmoid_grad, [](auto s, auto d) { return d * (s * (decltype(s)(1) - s)); }),
+      grad_kernel<cpu::vm::sigmoid_grad>( [](auto s, auto d) { return d * (s * (decltype(s)(1) - s)); }),
       [](const BpropCtx& c) {
         const Tensor &y = c.input(0), &dy = c.input(1);
         return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * (1.0 - y * 2.0) : Tensor(),

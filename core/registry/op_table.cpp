@@ -49,6 +49,19 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("sigmoid_grad_broadcast_y", "sigmoid_grad", {f({3}, 0.1, 0.9), f({2, 3})}));
   t.push_back(row("relu_grad", "relu_grad", {nz({2, 3}), f({2, 3})}));
   t.push_back(row("relu_grad_broadcast_dy", "relu_grad", {nz({2, 3}), f({3})}));
+  // ---- random (no gradient; the key is a 0-d tensor holding the seed) ----
+  t.push_back(nograd("random_uniform", "random_uniform", {ints({}, {7})}, {{"shape", IntList{2, 3}}}));
+  t.push_back(nograd("random_normal", "random_normal", {ints({}, {7})}, {{"shape", IntList{2, 3}}}));
+  t.push_back(nograd("dropout_mask", "dropout_mask", {ints({}, {3})}, {{"shape", IntList{2, 3}}, {"seed", int64_t{9}}}));
+  // ---- optimizer updates (no gradient; lr and step are 0-d float64) ----
+  {
+    const InputGen lr = InputGen{{}, 0.1, 0.1, false, DType::Float64}, step = InputGen{{}, 2.0, 2.0, false, DType::Float64};
+    t.push_back(nograd("sgd_buffer", "sgd_buffer", {f({2, 3}), f({2, 3}), f({2, 3}), step}, {{"momentum", 0.9}}));
+    t.push_back(nograd("sgd_step", "sgd_step", {f({2, 3}), f({2, 3}), lr, f({2, 3})}, {{"momentum", 0.9}}));
+    t.push_back(nograd("adam_m", "adam_m", {f({2, 3}), f({2, 3}), f({2, 3})}));
+    t.push_back(nograd("adam_v", "adam_v", {pos({2, 3}), f({2, 3}), f({2, 3})}));
+    t.push_back(nograd("adam_step", "adam_step", {f({2, 3}), f({2, 3}), pos({2, 3}), lr, step}));
+  }
   // ---- binary (with broadcasting) ----
   for (const char* op : {"add", "sub", "mul", "maximum", "minimum", "atan2", "squared_difference"}) {
     t.push_back(row(op, op, {f({2, 3}), f({3})}));

@@ -17,6 +17,8 @@ void register_all_ops(Registry& r) {
   register_norm_ops(r);        // batch_norm layer_norm
   register_embedding_ops(r);   // embedding
   register_control_ops(r);     // stop_gradient identity cast
+  register_random_ops(r);      // random_uniform random_normal dropout_mask
+  register_optimizer_ops(r);   // sgd_buffer sgd_step adam_m adam_v adam_step
 }
 
 }  // namespace bprop

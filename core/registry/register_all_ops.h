@@ -18,6 +18,8 @@ void register_conv_pool_ops(Registry& r);
 void register_norm_ops(Registry& r);
 void register_embedding_ops(Registry& r);
 void register_control_ops(Registry& r);
+void register_random_ops(Registry& r);
+void register_optimizer_ops(Registry& r);
 
 void register_all_ops(Registry& r);
 

@@ -154,6 +154,7 @@ void format_nested(std::string& out, const Tensor& t, size_t dim, int64_t offset
 std::string Tensor::to_string(int max_elements) const {
   if (!defined()) return "Tensor(undefined)";
   std::string out = "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ", ";
+  if (backend() == Backend::Graph) return out + "traced)";  // (no values while tracing)
   const int64_t edge = numel() > max_elements ? 3 : max_elements;
   format_nested(out, *this, 0, 0, row_major_strides(shape()), edge);
   out += ')';
@@ -239,7 +240,8 @@ namespace {
 void refuse_while_tracing(const char* fn) {
   if (graph::tracing()) {
     throw ValueError(std::string("For 'jit', ") + fn + " inside a traced function would be frozen into the graph "
-                     "(every call would repeat the same numbers): make the random tensor outside and pass it in");
+                     "(every call would repeat the same numbers): make the random tensor outside and pass it in, or draw it "
+                     "with ops::random_normal / ops::random_uniform from a key tensor (drawn anew at every call)");
   }
 }
 }  // namespace

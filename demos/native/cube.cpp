@@ -3,7 +3,8 @@
 
 #include "seed_examples.h"
 
-int main() {
+int main(int argc, char** argv) {
+  examples::set_mode_from_args(argc, argv);
   using namespace bprop;
   const Tensor x = scalar(2.0);
   const Fn d1 = [](const std::vector<Tensor>& a) { return grad(examples::cube)(a); };

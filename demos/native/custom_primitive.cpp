@@ -3,7 +3,8 @@
 
 #include "seed_examples.h"
 
-int main() {
+int main(int argc, char** argv) {
+  examples::set_mode_from_args(argc, argv);
   using namespace bprop;
   examples::register_my_square_prim();
   const Tensor x = scalar(4.0);

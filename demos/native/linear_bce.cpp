@@ -4,7 +4,8 @@
 
 #include "seed_examples.h"
 
-int main() {
+int main(int argc, char** argv) {
+  examples::set_mode_from_args(argc, argv);
   using namespace bprop;
   const std::vector<Tensor> args = {ones({5}), zeros({3}), randn({5, 3}, 7), randn({3}, 8)};
   const Value g = grad(examples::linear_bce, {2, 3})(args);

@@ -2,12 +2,30 @@
 // a backward operator.
 #pragma once
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "bprop/bprop.h"
 
 namespace examples {
 
 using namespace bprop;
+
+/// `--mode graph` runs the demo in MindSpore's GRAPH_MODE (grad functions and Cell calls compile themselves
+/// with jit); `--mode pynative`, the default, eagerly. The printed results are the same.
+inline void set_mode_from_args(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--mode") == 0 && std::strcmp(argv[2], "graph") == 0) {
+    Context c;
+    c.mode = Mode::Graph;
+    set_context(c);
+  } else if (!(argc == 1 || (argc == 3 && std::strcmp(argv[1], "--mode") == 0 &&
+                             std::strcmp(argv[2], "pynative") == 0))) {
+    std::fprintf(stderr, "usage: %s [--mode graph|pynative]\n", argv[0]);
+    std::exit(2);
+  }
+  std::fprintf(stderr, "mode: %s\n", mode_name(get_context().mode));
+}
 
 /// 1. Automatic: x^3 from registered primitives (mul), differentiated to any order.
 inline Value cube(const std::vector<Tensor>& args) { return args[0] * args[0] * args[0]; }

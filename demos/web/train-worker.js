@@ -35,10 +35,14 @@ function makeOptimizer(name, params, lr) {
   return new bp.optim.Adam(params, { learningRate: lr });
 }
 
-/** MindSpore's TrainOneStepCell around WithLossCell: softmax cross-entropy, its gradients, the update. */
+/**
+ * MindSpore's TrainOneStepCell around WithLossCell: softmax cross-entropy, its gradients, the update; in graph mode
+ * the whole step jitted (one graph, one call into the module per step).
+ */
 function makeStep(net, config) {
   const optimizer = makeOptimizer(config.optimizer, net.trainableParams(), config.lr);
-  return new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);
+  const cell = new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);
+  return config.mode === 'graph' ? bp.jit(cell) : cell;
 }
 
 /** A task: dataMessage, train() -> loss of one step, evaluate() -> progress fields, dispose(). */
@@ -74,6 +78,7 @@ function toyTask(config) {
       }),
     dispose: () => {
       for (const t of [x, y, g]) t.dispose();
+      if (config.mode === 'graph') step.dispose();  // the jitted step's graphs
     },
   };
 }
@@ -173,6 +178,7 @@ function fashionTask(config, d) {
     dispose: () => {
       xTrain.dispose();
       xTest.dispose();
+      if (config.mode === 'graph') step.dispose();  // the jitted step's graphs
     },
   };
 }

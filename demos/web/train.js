@@ -33,6 +33,7 @@ function config() {
     activation: $('activation').value,
     optimizer: $('optimizer').value,
     lr: Number($('lr').value),
+    mode: $('mode').value,
     n: 300,
     seed: 1,
   };
@@ -54,7 +55,14 @@ function optimizerCode(c) {
   return `const optimizer = new bp.optim.${opt}(net.trainableParams(), { learningRate: ${c.lr}${c.optimizer === 'sgd' ? ', momentum: 0.9' : ''} });
 // MindSpore's TrainOneStepCell: the loss (softmax cross-entropy of the logits), its gradients w.r.t. the
 // parameters (the backward pass: each op's bprop, chained back from the loss) and the optimizer update.
-const step = new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);`;
+${c.mode === 'graph' ? 'const cell' : 'const step'} = new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);${
+    c.mode === 'graph'
+      ? `
+// Graph mode: the whole step (forward, backward, update) traced once into one optimised graph and replayed,
+// one call into WebAssembly per step; the same numbers as eager (compare the steps/s).
+const step = bp.jit(cell);`
+      : ''
+  }`;
 }
 
 function codeFor(c) {
@@ -282,7 +290,7 @@ worker.onerror = (e) => {
   $('status').className = 'error';
 };
 $('restart').addEventListener('click', restart);
-for (const id of ['dataset', 'hidden', 'activation', 'optimizer', 'lr']) $(id).addEventListener('change', restart);
+for (const id of ['dataset', 'hidden', 'activation', 'optimizer', 'lr', 'mode']) $(id).addEventListener('change', restart);
 $('pause').addEventListener('click', () => {
   paused = !paused;
   worker.postMessage({ type: paused ? 'pause' : 'resume' });

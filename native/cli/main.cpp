@@ -27,10 +27,11 @@ const char* kHelp =
     "                          first and second order (plain text, JSON, or the markdown of docs/ops.md);\n"
     "                          the JSON also gives each op's inputs and attribute schema.\n"
     "  train [--model mlp|cnn] [--data DIR] [--epochs N] [--batch-size B] [--lr LR] [--optimizer sgd|adam]\n"
-    "        [--seed S] [--out FILE] [--limit N] [--threads N]\n"
+    "        [--seed S] [--out FILE] [--limit N] [--threads N] [--data-parallel] [--resume FILE]\n"
     "                          trains a classifier on Fashion-MNIST IDX files (gzip'd or not; default DIR\n"
     "                          /usr/share/datasets/fashion-mnist): a progress bar per epoch, the test loss and\n"
     "                          accuracy after each, a safetensors checkpoint at the end (bprop train --help).\n"
+    "                          Data parallel over MPI: mpirun -np 4 bprop train --data-parallel ...\n"
     "  eval --checkpoint FILE [--model mlp|cnn] [--data DIR]\n"
     "                          the test loss and accuracy of a checkpoint saved by train.\n"
     "  help, --help, -h        this text.\n";

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -12,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "bprop/dist.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"
 #include "commands.h"
@@ -27,6 +30,7 @@ const char* kTrainHelp =
     "usage: bprop train [--model mlp|cnn] [--data DIR] [--epochs N] [--batch-size B] [--lr LR]\n"
     "                   [--optimizer sgd|adam] [--momentum M] [--schedule cosine|constant] [--seed S]\n"
     "                   [--out FILE] [--limit N] [--test-limit N] [--threads N]\n"
+    "                   [--data-parallel [--bucket-mb MB]] [--resume FILE] [--jit]\n"
     "Trains a classifier on the IDX files of DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte,\n"
     "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each gzip-compressed (.gz) or not), evaluates it on the\n"
     "test set after every epoch and saves a safetensors checkpoint.\n"
@@ -44,7 +48,16 @@ const char* kTrainHelp =
     "  --out          the checkpoint file; default <model>.safetensors\n"
     "  --limit        train on the first N training images only\n"
     "  --test-limit   evaluate on the first N test images only\n"
-    "  --threads      CPU threads of the kernels; default: all cores\n"
+    "  --threads      CPU threads of the kernels; default: all cores (with --data-parallel: the cores divided\n"
+    "                 by the ranks on this host)\n"
+    "  --data-parallel  train on every rank of an MPI job (mpirun -np 4 bprop train --data-parallel ...): each\n"
+    "                 rank takes its share of every batch of --batch-size images (the global batch), gradients\n"
+    "                 are averaged over the ranks; rank 0 prints and saves (docs/distributed.md). Without a\n"
+    "                 launcher it runs as one process; a build without MPI refuses it\n"
+    "  --bucket-mb    MiB of gradients per allreduce with --data-parallel; default 25\n"
+    "  --resume FILE  start from the weights of a checkpoint (read by rank 0, sent to every rank)\n"
+    "  --jit          graph mode: each training step (loss, gradients and the optimizer's update) is traced once\n"
+    "                 into one optimised graph and replayed (docs/jit.md); the same results as without it\n"
     "Inputs are scaled to [0, 1] and standardised with the training set's pixel mean and std (kept in the\n"
     "checkpoint's metadata with the model name, epochs and test accuracy). Progress goes to stderr, results\n"
     "to stdout. Exit status: 0 done, 2 bad arguments or data files, 1 training failed.\n";
@@ -158,6 +171,12 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// Where the output of ranks other than 0 goes.
+std::ostream& null_stream() {
+  static std::ostream sink(nullptr);
+  return sink;
+}
+
 }  // namespace
 
 int train_command(const std::vector<std::string>& args) {
@@ -168,11 +187,23 @@ int train_command(const std::vector<std::string>& args) {
     }
   }
   models::TrainOptions opts;
-  std::string data_dir, out_path;
+  std::string data_dir, out_path, resume_path;
   int64_t limit = -1, test_limit = -1, threads = 0;
+  // --data-parallel and --jit are the flags without a value.
+  std::vector<std::string> rest;
+  for (const auto& a : args) {
+    if (a == "--data-parallel") opts.data_parallel = true;
+    else if (a == "--jit") opts.jit = true;
+    else rest.push_back(a);
+  }
   try {
-    const auto f = parse_flags(args, {"--model", "--data", "--epochs", "--batch-size", "--lr", "--optimizer",
-                                      "--momentum", "--schedule", "--seed", "--out", "--limit", "--test-limit", "--threads"});
+    const auto f = parse_flags(rest, {"--model", "--data", "--epochs", "--batch-size", "--lr", "--optimizer",
+                                      "--momentum", "--schedule", "--seed", "--out", "--limit", "--test-limit", "--threads",
+                                      "--bucket-mb", "--resume"});
+    if (opts.jit && opts.data_parallel) {
+      throw std::invalid_argument("options '--jit' and '--data-parallel' cannot be combined yet (the gradient "
+                                  "buckets are reduced from the eager backward)");
+    }
     opts.model = string_flag(f, "--model", "mlp");
     bool known_model = false;
     for (const auto& m : models::model_names()) known_model = known_model || m == opts.model;
@@ -200,6 +231,12 @@ int train_command(const std::vector<std::string>& args) {
     limit = int_flag(f, "--limit", -1, 1);
     test_limit = int_flag(f, "--test-limit", -1, 1);
     threads = int_flag(f, "--threads", 0, 1);
+    opts.bucket_mb = real_flag(f, "--bucket-mb", 25.0);
+    if (!(opts.bucket_mb > 0.0)) throw std::invalid_argument("option '--bucket-mb' must be positive");
+    if (f.count("--bucket-mb") && !opts.data_parallel) {
+      throw std::invalid_argument("option '--bucket-mb' needs --data-parallel");
+    }
+    resume_path = string_flag(f, "--resume", "");
   } catch (const std::invalid_argument& e) {
     std::cerr << "bprop train: " << e.what() << " (see bprop train --help)\n";
     return 2;
@@ -215,6 +252,34 @@ int train_command(const std::vector<std::string>& args) {
       return 2;
     }
   }
+  if (opts.data_parallel) {
+    try {
+      // A build without MPI cannot train data parallel: MPI is asked for so that the error says how to get it.
+      dist::init(dist::mpi_built() ? dist::Backend::Auto : dist::Backend::MPI);
+    } catch (const Error& e) {
+      std::cerr << "bprop train: " << e.what() << "\n";
+      return 2;
+    }
+    if (dist::rank() == 0) std::cerr << "bprop train: data parallel on " << dist::describe() << std::endl;
+    if (threads == 0) {
+      // Ranks on one host share its cores.
+      int local = 1;
+      if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local = std::max(1, std::atoi(v));
+      threads = std::max(1, cpu::num_threads() / local);
+    }
+  } else if (const char* n = std::getenv("OMPI_COMM_WORLD_SIZE"); n && std::atoi(n) > 1) {
+    std::cerr << "bprop train: warning: started as one of " << n << " MPI processes without --data-parallel: "
+              << "each trains alone and writes the same checkpoint" << std::endl;
+  }
+  const bool root = !opts.data_parallel || dist::rank() == 0;
+  const bool multi = opts.data_parallel && dist::size() > 1;
+  // With several ranks a failure on one must stop them all (the others would wait in a collective).
+  auto fail = [&](int code, const std::string& msg) -> int {
+    if (multi) dist::abort(code, "bprop train: " + msg);
+    std::cerr << "bprop train: " << msg << "\n";
+    if (opts.data_parallel) dist::finalize();
+    return code;
+  };
   if (threads > 0) cpu::set_num_threads(static_cast<int>(threads));
 
   data::Dataset train, test;
@@ -222,13 +287,11 @@ int train_command(const std::vector<std::string>& args) {
     train = data::load_split(data_dir, "train", limit);
     test = data::load_split(data_dir, "test", test_limit);
   } catch (const data::DataError& e) {
-    std::cerr << "bprop train: " << e.what() << "\n";
-    return 2;
+    return fail(2, e.what());
   }
   if (train.count == 0 || test.count == 0) {
-    std::cerr << "bprop train: the " << (train.count == 0 ? "training" : "test") << " set in '" << data_dir
-              << "' holds no images\n";
-    return 2;
+    return fail(2, std::string("the ") + (train.count == 0 ? "training" : "test") + " set in '" + data_dir +
+                       "' holds no images");
   }
 
   const models::Normalization norm = models::compute_normalization(train);
@@ -236,27 +299,33 @@ int train_command(const std::vector<std::string>& args) {
   std::shared_ptr<SequentialCell> model;
   try {
     model = models::make_model(opts.model, train.rows, train.cols);
+    if (!resume_path.empty() && root) load_checkpoint(*model, resume_path);
   } catch (const Error& e) {
-    std::cerr << "bprop train: " << e.what() << "\n";
-    return 2;
+    return fail(2, e.what());
   }
-  std::cout << "data: " << train.count << " training images (" << train.images_path << "), " << test.count
+  std::ostream& out = root ? std::cout : null_stream();
+  out << "data: " << train.count << " training images (" << train.images_path << "), " << test.count
             << " test images, " << train.rows << "x" << train.cols << ", normalised with mean " << fixed(norm.mean, 4)
             << " std " << fixed(norm.std, 4) << "\n"
             << "model: " << models::describe_model(opts.model, *model) << "\n"
             << "training: " << opts.epochs << " epochs, batch size " << opts.batch_size << ", " << opts.optimizer
             << " lr " << opts.lr << (opts.optimizer == "sgd" ? " momentum " + fixed(opts.momentum, 2) : "") << " ("
             << opts.schedule << " schedule)"
-            << ", seed " << opts.seed << ", " << cpu::num_threads() << " threads" << std::endl;
+            << ", seed " << opts.seed << ", " << cpu::num_threads() << " threads"
+            << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "") << std::endl;
 
-  models::Trainer trainer(model, opts, norm);
   ProgressBar bar;
   std::vector<models::EpochResult> history;
   try {
+    // Data parallel: checks that every rank holds the same model, then sends rank 0's weights to all.
+    models::Trainer trainer(model, opts, norm);
     history = trainer.fit(
-        train, test, [&bar](const models::BatchProgress& p) { bar.update(p); },
-        [&opts](const models::EpochResult& r) {
-          std::cout << "epoch " << r.epoch << "/" << opts.epochs << "  train loss " << fixed(r.train_loss, 4)
+        train, test,
+        [&bar, root](const models::BatchProgress& p) {
+          if (root) bar.update(p);
+        },
+        [&opts, &out](const models::EpochResult& r) {
+          out << "epoch " << r.epoch << "/" << opts.epochs << "  train loss " << fixed(r.train_loss, 4)
                     << " acc " << percent(r.train_accuracy) << "  test loss " << fixed(r.test.loss, 4) << " acc "
                     << percent(r.test.accuracy) << "  " << fixed(r.seconds, 1) << " s  "
                     << fixed(r.images_per_second, 0) << " img/s  lr " << r.lr << " (eval " << fixed(r.test.seconds, 1)
@@ -264,12 +333,17 @@ int train_command(const std::vector<std::string>& args) {
                     << std::endl;
         });
   } catch (const Error& e) {
-    std::cerr << "\nbprop train: " << e.what() << "\n";
-    return 1;
+    if (root) std::cerr << "\n";
+    return fail(1, e.what());
   }
 
-  save_checkpoint(*model, out_path, models::training_metadata(opts, norm, train.count, history));
-  std::cout << "saved " << out_path << " (model " << opts.model << ", " << history.size() << " epochs, test accuracy "
+  try {
+    if (root) save_checkpoint(*model, out_path, models::training_metadata(opts, norm, train.count, history));
+  } catch (const Error& e) {
+    return fail(1, e.what());
+  }
+  if (opts.data_parallel) dist::finalize();
+  out << "saved " << out_path << " (model " << opts.model << ", " << history.size() << " epochs, test accuracy "
             << percent(history.back().test.accuracy) << ")" << std::endl;
   return 0;
 }

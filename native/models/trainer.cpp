@@ -4,12 +4,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <numeric>
 
+#include "bprop/dist.h"
+#include "bprop/dist/sampler.h"
 #include "bprop/errors.h"
 #include "bprop/grad.h"
+#include "bprop/jit.h"
 #include "bprop/nn/losses.h"
-#include "bprop/random.h"
 
 namespace bprop::models {
 namespace {
@@ -32,14 +35,6 @@ int64_t count_correct(const Tensor& logits, const Tensor& labels) {
     if (best == y[i]) ++correct;
   }
   return correct;
-}
-
-// A 64-bit mix (SplitMix64's finaliser) so neighbouring seeds and epochs give unrelated shuffles.
-uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
 }
 
 std::string format_double(double v) {
@@ -97,10 +92,16 @@ Tensor make_label_batch(const data::Dataset& ds, const std::vector<int64_t>& ind
   return y;
 }
 
-EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& norm, int64_t batch_size) {
+EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& norm, int64_t batch_size,
+                    bool distributed) {
   check_dataset(ds, "evaluation");
   if (batch_size <= 0) throw ValueError("the batch size must be positive, got " + std::to_string(batch_size));
   const auto t0 = Clock::now();
+  int64_t begin = 0, end = ds.count;
+  if (distributed) {
+    begin = ds.count * dist::rank() / dist::size();
+    end = ds.count * (dist::rank() + 1) / dist::size();
+  }
   const bool was_training = model.training();
   model.set_train(false);
   nn::CrossEntropyLoss loss_fn(Tensor(), -100, "sum");
@@ -108,8 +109,8 @@ EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& n
   int64_t correct = 0;
   std::vector<int64_t> idx;
   try {
-    for (int64_t start = 0; start < ds.count; start += batch_size) {
-      const int64_t n = std::min(batch_size, ds.count - start);
+    for (int64_t start = begin; start < end; start += batch_size) {
+      const int64_t n = std::min(batch_size, end - start);
       idx.resize(static_cast<size_t>(n));
       std::iota(idx.begin(), idx.end(), start);
       const Tensor x = make_image_batch(ds, idx, norm);
@@ -123,6 +124,12 @@ EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& n
     throw;
   }
   model.set_train(was_training);
+  if (distributed) {
+    const Tensor sums = tensor({loss_sum, static_cast<double>(correct)}, {2}, DType::Float64);
+    dist::allreduce({sums}, dist::ReduceOp::Sum);
+    loss_sum = sums.data<double>()[0];
+    correct = static_cast<int64_t>(sums.data<double>()[1]);
+  }
   EvalResult r;
   r.count = ds.count;
   r.loss = loss_sum / static_cast<double>(ds.count);
@@ -159,6 +166,9 @@ Trainer::Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization n
   } else if (opts_.schedule != "constant") {
     throw ValueError("unknown learning-rate schedule '" + opts_.schedule + "' (known: 'cosine', 'constant')");
   }
+  if (opts_.data_parallel) {
+    dp_ = std::make_unique<dist::DataParallel>(model_, optimizer_, dist::DataParallelOptions{opts_.bucket_mb});
+  }
 }
 
 EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
@@ -167,14 +177,11 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
   if (epoch < 1) throw ValueError("epochs count from 1, got " + std::to_string(epoch));
   model_->set_train(true);
   if (schedule_) optimizer_->set_learning_rate(schedule_->lr_at(epoch - 1));
-  // A seeded Fisher-Yates shuffle, different for every epoch.
-  std::vector<int64_t> order(static_cast<size_t>(train.count));
-  std::iota(order.begin(), order.end(), 0);
-  Random rng(mix(opts_.seed ^ mix(static_cast<uint64_t>(epoch))));
-  for (size_t i = order.size(); i > 1; --i) {
-    const size_t j = static_cast<size_t>(rng.next_u64() % i);
-    std::swap(order[i - 1], order[j]);
-  }
+  // A seeded shuffle, different for every epoch; the same on every rank in data-parallel training, where each
+  // rank takes its slice of every global batch of it.
+  const int rank = dp_ ? dp_->rank() : 0, world = dp_ ? dp_->world() : 1;
+  dist::DistributedSampler sampler(train.count, opts_.batch_size, rank, world, opts_.seed);
+  sampler.set_epoch(epoch);
 
   Cell& net = *model_;
   Cell& loss_fn = *loss_fn_;
@@ -183,41 +190,88 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
     return Value{loss_fn(logits, in[1]), logits};
   };
   const GradFn step = value_and_grad(step_fn, nullptr, optimizer_->parameters(), /*has_aux=*/true);
+  // One step: (loss, logits) after the update; with --jit one graph per batch shape (the last batch may differ).
+  const Fn train_step = [&step, this](const std::vector<Tensor>& in) -> Value {
+    const Value r = step(in);
+    optimizer_->apply_gradients(r[1]);
+    return r[0];
+  };
+  const Fn run_step = opts_.jit && !dp_ ? Fn(jit(train_step)) : train_step;
 
-  const int64_t batches = (train.count + opts_.batch_size - 1) / opts_.batch_size;
+  const int64_t batches = sampler.batches();
   const auto t0 = Clock::now();
   double loss_sum = 0.0;
-  int64_t correct = 0, seen = 0;
+  int64_t correct = 0, seen = 0, counted = 0, processed = 0;
   std::vector<int64_t> idx;
   BatchProgress progress;
   progress.epoch = epoch;
   progress.epochs = opts_.epochs;
   progress.batches = batches;
-  for (int64_t b = 0; b < batches; ++b) {
-    const int64_t start = b * opts_.batch_size;
-    const int64_t n = std::min(opts_.batch_size, train.count - start);
-    idx.assign(order.begin() + start, order.begin() + start + n);
-    const Tensor x = make_image_batch(train, idx, norm_);
-    const Tensor y = make_label_batch(train, idx);
-    const Value r = step({x, y});
-    optimizer_->apply_gradients(r[1]);
-    const double loss = r[0][0].tensor().item();
+  auto count = [&](double loss, int64_t batch_correct, int64_t images, int64_t b) {
     if (!std::isfinite(loss)) {
       throw ValueError("training diverged: the loss became " + format_double(loss) + " at epoch " +
                        std::to_string(epoch) + ", batch " + std::to_string(b + 1) + " (try a smaller --lr)");
     }
     loss_sum += loss;
-    correct += count_correct(r[0][1].tensor(), y);
-    seen += n;
+    correct += batch_correct;
+    seen += images;
+    ++counted;
+  };
+  // Data parallel: each batch's loss (each rank's weighted by its share) and correct count are summed over the
+  // ranks by an allreduce left to run in the background (waiting for it would add a meeting of the ranks to every
+  // step); the running figures count the batches whose sums have arrived, all of them by the last batch.
+  struct Pending {
+    Tensor sums;
+    int64_t batch, images;
+    std::unique_ptr<dist::Work> work;
+  };
+  std::deque<Pending> pending;
+  auto harvest = [&](bool wait) {
+    while (!pending.empty()) {
+      Pending& p = pending.front();
+      if (wait) p.work->wait();
+      else if (!p.work->test()) break;
+      count(p.sums.data<double>()[0], static_cast<int64_t>(p.sums.data<double>()[1]), p.images, p.batch);
+      pending.pop_front();
+    }
+  };
+  for (int64_t b = 0; b < batches; ++b) {
+    idx = sampler.local_indices(b);
+    const int64_t global_n = sampler.global_count(b);
+    const int64_t n = static_cast<int64_t>(idx.size());
+    if (dp_) {
+      double loss = 0.0;
+      int64_t batch_correct = 0;
+      if (n > 0) {
+        const Tensor x = make_image_batch(train, idx, norm_);
+        const Tensor y = make_label_batch(train, idx);
+        const Value r = dp_->step(step_fn, {x, y}, n, global_n);
+        loss = r[0].tensor().item() * static_cast<double>(n) / static_cast<double>(global_n);
+        batch_correct = count_correct(r[1].tensor(), y);
+      } else {
+        dp_->step(step_fn, {}, 0, global_n);
+      }
+      Pending p{tensor({loss, static_cast<double>(batch_correct)}, {2}, DType::Float64), b, global_n, nullptr};
+      p.work = dist::allreduce_async(p.sums.raw_data(), 2, DType::Float64, dist::ReduceOp::Sum);
+      pending.push_back(std::move(p));
+      harvest(/*wait=*/b == 0 || b + 1 == batches);  // the first and last progress lines are exact
+    } else {
+      const Tensor x = make_image_batch(train, idx, norm_);
+      const Tensor y = make_label_batch(train, idx);
+      const Value r = run_step({x, y});
+      count(r[0].tensor().item(), count_correct(r[1].tensor(), y), n, b);
+    }
+    processed += global_n;
     if (on_batch) {
       progress.batch = b + 1;
-      progress.loss = loss_sum / static_cast<double>(b + 1);
-      progress.accuracy = static_cast<double>(correct) / static_cast<double>(seen);
+      progress.loss = counted > 0 ? loss_sum / static_cast<double>(counted) : 0.0;
+      progress.accuracy = seen > 0 ? static_cast<double>(correct) / static_cast<double>(seen) : 0.0;
       progress.seconds = seconds_since(t0);
-      progress.images_per_second = progress.seconds > 0 ? static_cast<double>(seen) / progress.seconds : 0.0;
+      progress.images_per_second = progress.seconds > 0 ? static_cast<double>(processed) / progress.seconds : 0.0;
       on_batch(progress);
     }
   }
+  harvest(/*wait=*/true);
   EpochResult r;
   r.epoch = epoch;
   r.lr = optimizer_->learning_rate();
@@ -240,7 +294,7 @@ std::vector<EpochResult> Trainer::fit(const data::Dataset& train, const data::Da
   std::vector<EpochResult> history;
   for (int64_t e = 1; e <= opts_.epochs; ++e) {
     EpochResult r = train_epoch(train, e, on_batch);
-    r.test = evaluate(*model_, test, norm_);
+    r.test = evaluate(*model_, test, norm_, 256, dp_ != nullptr);
     history.push_back(r);
     if (on_epoch) on_epoch(r);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bprop/cell.h"
+#include "bprop/dist/data_parallel.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/optim.h"
 #include "data/idx.h"
@@ -41,6 +42,14 @@ struct TrainOptions {
   /// CosineAnnealingLR stepped once per epoch); "constant": lr throughout.
   std::string schedule = "cosine";
   uint64_t seed = 0;
+  /// Data parallel over the ranks of bprop::dist (dist::init() first): each rank trains on its slice of every
+  /// global batch of batch_size images (dist::DistributedSampler), gradients are summed in buckets of
+  /// bucket_mb MiB during the backward (dist::DataParallel), metrics and evaluation are reduced over the ranks.
+  bool data_parallel = false;
+  /// Graph mode: each step (loss, gradients, the optimizer's update) runs as one jitted graph, with the results of
+  /// the eager step (bit-identical). Not with data_parallel (its bucket hooks run in the eager backward).
+  bool jit = false;
+  double bucket_mb = 25.0;
 };
 
 struct EvalResult {
@@ -70,8 +79,10 @@ struct EpochResult {
   EvalResult test;
 };
 
-/// Accuracy and mean loss of `model` (in eval mode, no gradients) on every image of `ds`.
-EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& norm, int64_t batch_size = 256);
+/// Accuracy and mean loss of `model` (in eval mode, no gradients) on every image of `ds`. With `distributed`,
+/// each rank of bprop::dist evaluates a contiguous part and the sums are reduced: every rank gets the result.
+EvalResult evaluate(Cell& model, const data::Dataset& ds, const Normalization& norm, int64_t batch_size = 256,
+                    bool distributed = false);
 
 /// Trains a model built by make_model with seeded shuffling: opts.epochs passes over `train`, evaluating on
 /// `test` after each. on_batch (when set) is called after every batch, on_epoch after every evaluation.
@@ -92,6 +103,12 @@ class Trainer {
   const TrainOptions& options() const { return opts_; }
   const Normalization& normalization() const { return norm_; }
   Cell& model() { return *model_; }
+  /// The data-parallel wrapper (null unless opts.data_parallel).
+  dist::DataParallel* data_parallel() { return dp_.get(); }
+  /// Rank 0's weights to every rank (after loading a checkpoint); nothing in one process.
+  void sync_parameters() {
+    if (dp_) dp_->broadcast_parameters();
+  }
 
  private:
   std::shared_ptr<Cell> model_;
@@ -100,6 +117,7 @@ class Trainer {
   std::shared_ptr<Cell> loss_fn_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<optim::LRScheduler> schedule_;  // null for "constant"
+  std::unique_ptr<dist::DataParallel> dp_;
 };
 
 /// Checkpoint metadata for a trained model: "model", "epochs", "test_accuracy", "test_loss",

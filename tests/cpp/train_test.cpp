@@ -374,6 +374,33 @@ TEST(TrainModels, TrainingIsSeededAndReproducible) {
   EXPECT_NE(run(3), run(4));
 }
 
+TEST(TrainModels, JitStepsTrainAsEagerStepsDo) {
+  // --jit: loss, gradients and the Adam update of each step in one graph; the same parameters to the bit, for the
+  // mlp and the cnn (batch norm statistics updated inside the graph), over an epoch with a short last batch
+  TempDir dir;
+  write_split(dir, "train", 60, 60, false);
+  const bprop::data::Dataset ds = bprop::data::load_split(dir.str(), "train");
+  for (const char* kind : {"mlp", "cnn"}) {
+    SCOPED_TRACE(kind);
+    auto run = [&](bool jit) {
+      bprop::nn::set_seed(5);
+      auto model = bprop::models::make_model(kind, 4, 4);
+      bprop::models::TrainOptions opts;
+      opts.batch_size = 16;
+      opts.seed = 5;
+      opts.jit = jit;
+      bprop::models::Trainer trainer(model, opts, bprop::models::compute_normalization(ds));
+      const auto epoch = trainer.train_epoch(ds, 1, nullptr);
+      std::vector<std::vector<float>> params;
+      for (const auto& [name, p] : model->parameters_and_names()) params.push_back(p.to_vector<float>());
+      return std::make_pair(epoch.train_loss, params);
+    };
+    const auto eager = run(false), jitted = run(true);
+    EXPECT_EQ(jitted.first, eager.first);
+    EXPECT_EQ(jitted.second, eager.second);
+  }
+}
+
 TEST(TrainModels, RejectsBadOptions) {
   auto model = bprop::models::make_model("mlp");
   bprop::models::TrainOptions opts;

@@ -36,6 +36,26 @@ test(`train: the spiral reaches ${TARGET * 100}% accuracy within ${LIMIT_MS / 10
   await context.close();
 });
 
+test(`train: graph mode (bp.jit of the whole step) reaches ${TARGET * 100}% on the spiral too`, { skip, timeout: 180_000 }, async (t) => {
+  const { page, problems, context } = await suite.open('train.html');
+  await waitReady(page, problems);
+  await page.selectOption('#mode', 'graph');
+  await page
+    .waitForFunction((target) => Number(document.body.dataset.accuracy) >= target, TARGET, { timeout: LIMIT_MS, polling: 100 })
+    .catch(async (e) => {
+      await screenshot(page, 'train-graph');
+      throw new Error(`accuracy ${await page.evaluate(() => document.body.dataset.accuracy)} after ${LIMIT_MS} ms: ${e.message}\n${problems.join('\n')}`);
+    });
+  const code = await page.$eval('#code', (e) => e.textContent);
+  assert.match(code, /const step = bp\.jit\(cell\);/);
+  const speed = await page.$eval('#stat-speed', (e) => e.textContent);
+  assert.match(speed, /^\d+ steps\/s$/);
+  t.diagnostic(`spiral in graph mode: ${speed}`);
+  await page.click('#pause');
+  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
+  await context.close();
+});
+
 test(`train: Fashion-MNIST reaches ${FASHION_TARGET * 100}% held-out accuracy within ${FASHION_LIMIT_MS / 1000} s`, { skip, timeout: 240_000 }, async (t) => {
   const { page, problems, context } = await suite.open('train.html');
   await waitReady(page, problems);

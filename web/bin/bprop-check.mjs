@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// bprop-check [-v] FILE...: runs gradient test vector files in the WebAssembly build and prints what the native
-// `bprop check` prints: one line per failing case, then `N passed, N failed`.
+// bprop-check [-v] [--jit] FILE...: runs gradient test vector files in the WebAssembly build and prints what the
+// native `bprop check` prints: one line per failing case, then `N passed, N failed`. With --jit every case runs
+// through bp.jit (its program and gradient computations traced into graphs and replayed), as `bprop check --jit`.
 // Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.
 // bprop-check --outcomes FILE...: how each case ends, one JSON object per line, as `bprop check --outcomes`;
 // exit status 0 when it finished.
@@ -11,11 +12,13 @@ import { readFile } from 'node:fs/promises';
 import { BpropError, init } from '../index.js';
 
 const usage =
-  'usage: bprop-check [-v] FILE...\n' +
+  'usage: bprop-check [-v] [--jit] FILE...\n' +
   '       bprop-check --outcomes FILE...\n' +
   'Runs every case of the vector files (format bprop-vectors/1, see docs/vectors.md). Prints one line\n' +
   "per failing case (FILE: CASE: the worst element or the error) and closes with 'N passed, N failed'.\n" +
   'With -v (--verbose) passing cases are listed too, error cases with the message they raised.\n' +
+  'With --jit each case runs through jit: its program, and the gradient computations with it, are traced\n' +
+  'into graphs and replayed (as `bprop check --jit`); the expectations are the same.\n' +
   'Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.\n' +
   'With --outcomes the expectations are ignored: each case is run (with its first-order gradients when it\n' +
   'has wrt names) and one JSON object per line says how it ended, as `bprop check --outcomes` prints it:\n' +
@@ -30,10 +33,15 @@ if (args.length === 0 || args[0] === '--help' || args[0] === '-h') {
   (args.length === 0 ? process.stderr : process.stdout).write(usage);
   process.exit(args.length === 0 ? 2 : 0);
 }
-const flags = new Set(['-v', '--verbose', '--outcomes']);
+const flags = new Set(['-v', '--verbose', '--outcomes', '--jit']);
 const verbose = args.includes('-v') || args.includes('--verbose');
 const outcomes = args.includes('--outcomes');
+const jit = args.includes('--jit');
 const paths = args.filter((a) => !flags.has(a));
+if (outcomes && jit) {
+  process.stderr.write('bprop-check: --outcomes runs cases eagerly; it does not combine with --jit\n');
+  process.exit(2);
+}
 
 // The file's text, or a reading problem worded as the native reader words it. Bytes that are not UTF-8 are a
 // reading problem (natively the JSON parser rejects them; decoding them here would replace them instead).
@@ -74,7 +82,7 @@ async function check(bp) {
       malformed = true;
       continue;
     }
-    const s = bp.runVectors(text, path);
+    const s = bp.runVectors(text, path, { jit });
     for (const e of s.errors) out.push(`error: ${e}`);
     malformed = malformed || s.errors.length > 0;
     for (const r of s.results) {

@@ -5,6 +5,7 @@
 #include "bprop/dtype.h"
 #include "bprop/errors.h"
 #include "bprop/grad.h"
+#include "bprop/context.h"
 #include "bprop/jit.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"

@@ -23,7 +23,8 @@ class Cell {
   /// (inputs..., out, dout) -> one gradient per input; written with ops it differentiates again.
   virtual std::vector<Tensor> bprop(const std::vector<Tensor>& inputs, const Tensor& out, const Tensor& dout);
 
-  /// Calls construct, through the custom bprop when there is one.
+  /// Calls construct, through the custom bprop when there is one; in graph mode (bprop/context.h) through a
+  /// jit of that, one graph per signature and train/eval mode.
   Value operator()(const std::vector<Tensor>& inputs);
   Tensor operator()(const Tensor& x);
   /// Two inputs, one tensor out (losses: loss(logits, labels)).
@@ -61,6 +62,18 @@ class Cell {
 
  private:
   void check_new_name(const std::string& name) const;
+  Value eager_call(const std::vector<Tensor>& inputs);
+  // Graph mode's jit caches of this cell's calls. They call this object, so a copy of the cell starts its own.
+  struct GraphCache {
+    std::shared_ptr<detail::GraphModeCache> p;
+    GraphCache() = default;
+    GraphCache(const GraphCache&) {}
+    GraphCache& operator=(const GraphCache&) {
+      p.reset();
+      return *this;
+    }
+  };
+  GraphCache graph_;
 
   std::string name_;
   bool training_ = true;

@@ -3,6 +3,7 @@
 // the backward pass is itself recorded at the outer levels.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ class GradPosition {
 };
 
 /// The function grad / value_and_grad return.
+namespace detail {
+struct GraphModeCache;
+}
+
 class GradFn {
  public:
   GradFn(Fn fn, GradPosition pos, std::vector<Parameter> weights, bool has_aux, bool with_value);
@@ -57,6 +62,9 @@ class GradFn {
   Value operator()(const std::vector<Tensor>& args, const Tensor& sens) const;
 
  private:
+  Value eager(const std::vector<Tensor>& args, const Tensor& sens) const;
+  // In graph mode (bprop/context.h), the function's jit caches.
+  std::shared_ptr<detail::GraphModeCache> graph_;
   Fn fn_;
   GradPosition pos_;
   std::vector<Parameter> weights_;
@@ -71,6 +79,25 @@ GradFn grad(Fn fn, GradPosition grad_position = 0, std::vector<Parameter> weight
 /// As grad, returning (value, gradients); with has_aux value is (output, aux...).
 GradFn value_and_grad(Fn fn, GradPosition grad_position = 0, std::vector<Parameter> weights = {},
                       bool has_aux = false);
+
+/// Called with (index into the grad call's weights, gradient) as soon as that weight's gradient is final.
+using GradReadyHook = std::function<void(size_t weight_index, const Tensor& grad)>;
+
+/// While alive, the next grad / value_and_grad call with weights made on this thread (not the grad calls its
+/// function makes) reports each weight's gradient to `hook` the moment the backward walk has finished it, with
+/// the rest of the walk still to run: how data-parallel training starts communicating gradients early.
+/// Weights that do not influence the output (or do not require grad) are reported with zeros after the walk.
+/// The gradient reported is the one the call returns.
+class OnGradReady {
+ public:
+  explicit OnGradReady(GradReadyHook hook);
+  ~OnGradReady();
+  OnGradReady(const OnGradReady&) = delete;
+  OnGradReady& operator=(const OnGradReady&) = delete;
+
+ private:
+  GradReadyHook saved_;
+};
 
 /// Output of fn and the vector-Jacobian product v . d fn / d inputs (one per input).
 std::pair<Tensor, std::vector<Tensor>> vjp(const Fn& fn, const std::vector<Tensor>& inputs, const Tensor& v);

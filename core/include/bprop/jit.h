@@ -7,14 +7,18 @@
 //   std::string ir = step.lower({x});     // the graph as text
 //
 // Inside a traced function, tensors are abstract (a shape and a dtype): reading a value (item, to_vector) is an
-// error that says so. Parameters stay live inputs (an optimizer's in-place update is seen by the next call);
-// other tensors the function captures are constants. Creating random tensors or assigning Parameters inside is
-// refused. A grad level open around a jitted call (grad(jit(f))) runs fn eagerly, so gradients stay exact.
+// error that says so. Parameters stay live inputs (an optimizer's in-place update is seen by the next call), and
+// Parameter::assign inside is an effect of every replay (so an optimizer step inside is part of the graph); other
+// tensors the function captures are constants. randn / rand (host seeds) are refused: ops::random_normal from a
+// key tensor draws anew at every call. Under an open grad level (grad(jit(f))) the jitted call is one recorded op whose backward is a jitted
+// vjp of fn; where that cannot be exact (fn returns a tuple, takes int arguments, or reads a Parameter the level
+// differentiates) fn runs eagerly instead.
 #pragma once
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "bprop/grad.h"
 
@@ -24,16 +28,46 @@ namespace graph {
 struct Graph;
 }
 
+struct JitOptions {
+  bool optimize = true;  // dead code, common subexpressions, constant folding, algebraic simplification
+  bool fuse = true;      // elementwise chains as one loop
+  /// Arguments whose values, not only shapes and dtypes, are part of the signature: they are constants in the
+  /// graph (so the function may read them, e.g. a step count), and a new value traces again.
+  std::vector<int> static_argnums;
+  /// From this many traces of one function on, each new trace writes a warning to stderr saying which argument
+  /// changed and how (0: never).
+  int64_t warn_after_traces = 8;
+  /// More traces than this is a ValueError instead (0: no limit).
+  int64_t max_traces = 0;
+};
+
+/// What one optimisation pass did: nodes before and after (for fusion: kernels run per call after).
+struct JitPassRecord {
+  std::string pass;
+  int64_t before = 0, after = 0;
+};
+
 struct JitStats {
-  int64_t traces = 0;      // signatures traced so far
-  int64_t replays = 0;     // calls answered from the cache
-  int64_t eager_calls = 0; // calls run eagerly (a grad level was open)
-  int64_t nodes = 0;       // nodes of the most recent graph
+  int64_t traces = 0;       // signatures traced so far
+  int64_t replays = 0;      // calls answered from the cache
+  int64_t eager_calls = 0;  // calls run eagerly under an open grad level (see grad_calls)
+  /// Calls under an open grad level run as the forward graph, recorded as one op whose backward is a jitted
+  /// vjp of the function (grad(jit(f))).
+  int64_t grad_calls = 0;
+  // Of the most recent graph:
+  int64_t nodes_traced = 0;   // nodes as traced
+  int64_t nodes = 0;          // nodes after the passes
+  int64_t fused_groups = 0;   // elementwise groups run as one loop each
+  int64_t kernels = 0;        // kernel calls per replay (a fused group is one)
+  double compile_seconds = 0; // tracing and optimising it
+  int64_t planned_bytes = 0;  // the buffers a replay uses for intermediate values (reused across calls)
+  int64_t eager_bytes = 0;    // what the same ops allocate eagerly, one tensor per op output
+  std::vector<JitPassRecord> passes;
 };
 
 class JitFn {
  public:
-  explicit JitFn(Fn fn);
+  explicit JitFn(Fn fn, JitOptions options = {});
   Value operator()(const std::vector<Tensor>& args) const;
   /// The graph for these arguments' signature, as text (traced now if it was not).
   std::string lower(const std::vector<Tensor>& args) const;
@@ -44,11 +78,30 @@ class JitFn {
  private:
   struct State;
   std::shared_ptr<const graph::Graph> compiled(const std::vector<Tensor>& args) const;
+  bool differentiable_call(const std::vector<Tensor>& args, Value& result) const;
   Fn fn_;
+  JitOptions options_;
   std::shared_ptr<State> state_;
 };
 
-/// fn traced into a graph on first call per signature and replayed after.
-JitFn jit(Fn fn);
+/// While it lives, the nodes a trace records are marked with this source location (shown by lower(), and named by
+/// errors at replay): `TraceLocation here;` at the top of a traced C++ function, or a block of it. Nothing outside
+/// a trace. (The JavaScript API marks every op with its caller's stack frame by itself.)
+class TraceLocation {
+ public:
+  // (the builtins std::source_location is made of: Emscripten 3.1's libc++ has no <source_location>)
+  explicit TraceLocation(const char* file = __builtin_FILE(), int line = __builtin_LINE(),
+                         const char* function = __builtin_FUNCTION());
+  ~TraceLocation();
+  TraceLocation(const TraceLocation&) = delete;
+  TraceLocation& operator=(const TraceLocation&) = delete;
+
+ private:
+  std::string saved_;
+  bool active_;
+};
+
+/// fn traced into a graph on first call per signature, optimised, and replayed after.
+JitFn jit(Fn fn, JitOptions options = {});
 
 }  // namespace bprop

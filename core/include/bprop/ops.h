@@ -158,6 +158,12 @@ Tensor embedding(const Tensor& indices, const Tensor& table);
 Tensor stop_gradient(const Tensor& x);
 Tensor identity(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
+/// Uniform numbers in [low, high) from the seed held by `key` (a 0-d tensor holding a whole number): the
+/// numbers of rand(shape, seed, low, high). As an op, a jitted function draws them anew at every call.
+Tensor random_uniform(const Tensor& key, const Shape& shape, double low = 0.0, double high = 1.0,
+                      DType dtype = DType::Float32);
+/// Standard normal numbers from the seed held by `key`: the numbers of randn(shape, seed).
+Tensor random_normal(const Tensor& key, const Shape& shape, DType dtype = DType::Float32);
 
 /// Sums `x` down to `shape` (undoes NumPy broadcasting); written with sum and reshape, so differentiable.
 Tensor sum_to(const Tensor& x, const Shape& shape);

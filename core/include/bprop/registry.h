@@ -59,6 +59,23 @@ struct BpropCtx {
   bool needs(size_t i) const { return i < needs_grad.size() && needs_grad[i]; }
 };
 
+/// One operand of an elementwise array function: n contiguous elements, or one element repeated.
+struct ElementOperand {
+  const void* data;
+  bool scalar;
+};
+/// An elementwise op's array function for one dtype: out[i] = f(in[0][i], in[1][i], ...) over n elements, every
+/// operand and the output of that dtype. The op's eager kernel runs this same function wherever its operands
+/// qualify (same dtype, each of the output's shape or one element), so a graph's fused loop calling it on tiles
+/// gives the eager kernel's bits.
+using ElementFn = void (*)(const ElementOperand* in, void* out, int64_t n);
+struct ElementwiseDef {
+  ElementFn f32 = nullptr;
+  ElementFn f64 = nullptr;
+  ElementFn fn(DType dt) const { return dt == DType::Float32 ? f32 : dt == DType::Float64 ? f64 : nullptr; }
+  bool any() const { return f32 || f64; }
+};
+
 using InferShapeFn = std::function<Shape(const InferCtx&)>;
 using InferDTypeFn = std::function<DType(const InferCtx&)>;
 using KernelFn = std::function<void(KernelCtx&)>;
@@ -77,6 +94,8 @@ struct OpDef {
   bool no_grad = false;  // not differentiable: the output carries no gradient
   bool allocates_output = true;  // false for ops whose kernel returns a view of an input (reshape, identity)
   std::string family;    // unary, binary, ... (for the coverage matrix)
+  /// Elementwise ops without attributes: the array functions their kernel runs, which graph mode fuses.
+  ElementwiseDef elementwise;
 
   /// Convenience for op files: sets the CPU kernel.
   OpDef& cpu(KernelFn k) {

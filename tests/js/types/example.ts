@@ -32,6 +32,14 @@ async function main(): Promise<void> {
     forward: (a: Float32Array) => a.map((v) => v * v),
     bprop: (a, _out, dout) => [a.mul(2).mul(dout)],
   });
+  const jstep = bp.jit(bp.valueAndGrad((a: Tensor) => a.tanh().mul(a).sum()), { maxTraces: 4 });
+  const jr = jstep(x);
+  const ir: string = jstep.lower(x);
+  const traces: number = jstep.stats().traces + jstep.stats().eagerCalls;
+  const jcube = bp.jit(cube);
+  const c3: Tensor = jcube(bp.tensor(2));
+  jstep.dispose();
+  console.log(jr, ir.length, traces, c3.item(), jcube.isDisposed);
   const r = bp.gradcheck((a) => a.tanh(), [bp.tensor([0.5], { dtype: 'float64' })], { order: 2 });
   const m: { tensors: number; bytes: number } = bp.memory();
   const kernel: 'relaxed-simd' | 'simd128' = bp.gemmKernel;

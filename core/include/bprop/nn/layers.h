@@ -211,7 +211,8 @@ class Dropout : public Cell {
  private:
   double p_;
   uint64_t seed_;
-  uint64_t calls_ = 0;
+  // Calls so far (float64 0-d state: read and advanced with ops, so that a jitted call advances it too).
+  Parameter calls_;
 };
 
 struct EmbeddingOptions {

@@ -1,6 +1,7 @@
 // Optimizers over a list of Parameters (usually cell.trainable_params()) with PyTorch's update rules, and
 // learning-rate schedules. Updates write the parameters' data in place, outside autodiff; the optimizer state
-// has the parameters' dtype and the arithmetic runs in float64.
+// has the parameters' dtype and the arithmetic runs in float64. An update is a composition of ops (the optimizer
+// ops of core/ops/optim_ops.cpp) and Parameter::assign, so a jitted training step traces it too.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -28,9 +29,9 @@ class Optimizer {
   double learning_rate() const { return lr_; }
   void set_learning_rate(double lr);
   /// step() calls so far.
-  int64_t step_count() const { return steps_; }
+  int64_t step_count() const;
   /// Updates parameter i received (steps where its requires_grad was false do not count).
-  int64_t update_count(size_t i) const { return i < updates_.size() ? updates_[i] : 0; }
+  int64_t update_count(size_t i) const;
   /// "SGD", "Adam", ...
   const std::string& name() const { return name_; }
   /// The state tensors (momentum buffers, moments) of parameter i by name, for inspection and checkpoints.
@@ -48,9 +49,12 @@ class Optimizer {
   std::vector<Parameter> params_;
   double lr_;
   double weight_decay_;
-  int64_t steps_ = 0;
-  std::vector<int64_t> updates_;
-  std::vector<std::map<std::string, Tensor>> state_;
+  // Live state, as 0-d float64 tensors that the update ops read (so that a jitted step reads the current values and
+  // advances them): the learning rate, the steps taken, and per parameter the updates it had (Adam's t).
+  Parameter lr_t_;
+  Parameter steps_t_;
+  std::vector<Parameter> updates_t_;
+  std::vector<std::map<std::string, Tensor>> state_;  // Parameters (requires_grad false), updated with assign
 };
 
 /// PyTorch's SGD: g += weight_decay * p; with momentum, buf = g on the first step, then

@@ -1,0 +1,50 @@
+// Elementwise fusion: a run of consecutive elementwise nodes of one shape and dtype becomes one loop over the
+// data in tiles. Each node's step calls the op's own array function (OpDef::elementwise, the function its eager
+// kernel runs) on a tile, reading tiles of the earlier steps from a small scratch area that stays in cache, so
+// the values in between never reach memory and the results are the eager kernels' bits. Only values read after
+// the group (or returned) are written out.
+#pragma once
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace bprop::graph {
+
+struct FusedLoop {
+  /// Where a step operand comes from: an outside value (whole, or one element repeated), or an earlier step's
+  /// tile (in a scratch slot, or in the buffer of a result written out).
+  struct Source {
+    enum Kind : uint8_t { Outside, OutsideScalar, Slot, Result } kind;
+    int index;  // into `outside`, the scratch slots or `results`
+  };
+  struct Step {
+    ElementFn fn;
+    uint8_t arity;
+    Source in[3];
+    int slot;    // scratch slot of its tile, or -1 when written out
+    int result;  // index into `results` when written out, else -1
+  };
+  DType dtype = DType::Float32;
+  Shape shape;
+  int64_t numel = 0;
+  std::vector<int> outside;  // value ids read from outside the group
+  std::vector<Step> steps;
+  std::vector<int> results;  // value ids written out, with `result_steps` computing them
+  std::vector<int> result_steps;
+  int num_slots = 0;
+};
+
+/// The loop for the nodes `group` of g (consecutive, elementwise, one shape and dtype); `needed[v]` tells whether
+/// value v is read after the group or returned.
+FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const std::vector<bool>& needed);
+
+/// Whether node n can join a fused loop over values of its shape and dtype.
+bool fusible(const Graph& g, const GraphNode& n);
+
+/// Runs the loop: reads its outside values from env[inputs[i]] and stores its results in env[outputs[i]].
+class ArenaLease;  // graph/memory_plan.h
+/// (results go to their planned buffers in `arena` when it has them)
+void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::vector<int>& inputs,
+                    const std::vector<int>& outputs, ArenaLease* arena = nullptr);
+
+}  // namespace bprop::graph

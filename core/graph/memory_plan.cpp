@@ -1,0 +1,128 @@
+#include "graph/memory_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <new>
+
+#include "bprop/pool.h"
+#include "graph/fusion.h"
+#include "graph/ir.h"
+
+namespace bprop::graph {
+
+void plan_memory(Graph& g) {
+  MemoryPlan& plan = *g.memory;
+  const size_t slots = static_cast<size_t>(g.num_slots);
+  std::vector<int64_t> bytes(slots, 0);
+  std::vector<bool> allocated(slots, false);            // an allocating op's output, or a fused loop's result
+  std::vector<std::vector<int>> roots(slots);            // the planned-or-not buffers a slot's value may share
+  for (size_t s = 0; s < slots; ++s) roots[s] = {static_cast<int>(s)};
+  auto value_bytes = [&](const Shape& shape, DType dt) {
+    return shape_numel(shape) * static_cast<int64_t>(dtype_size(dt));
+  };
+  for (const Instruction& ins : g.program) {
+    if (ins.group >= 0) {
+      const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
+      for (int s : ins.outputs) {
+        allocated[static_cast<size_t>(s)] = true;
+        bytes[static_cast<size_t>(s)] = value_bytes(loop.shape, loop.dtype);
+      }
+      continue;
+    }
+    const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
+    const size_t out = static_cast<size_t>(ins.outputs[0]);
+    if (n.op->allocates_output) {
+      allocated[out] = true;
+      bytes[out] = value_bytes(n.shape, n.dtype);
+    } else {  // a view, or a composite's result: it may share any input's memory
+      roots[out].clear();
+      for (int s : ins.inputs) {
+        if (s >= 0) roots[out].insert(roots[out].end(), roots[static_cast<size_t>(s)].begin(), roots[static_cast<size_t>(s)].end());
+      }
+    }
+  }
+  std::vector<bool> escapes(slots, false);
+  auto escape = [&](int s) {
+    for (int r : roots[static_cast<size_t>(s)]) escapes[static_cast<size_t>(r)] = true;
+  };
+  for (int s : g.output_slots) escape(s);
+  for (int s : g.update_slots) escape(s);
+  // The last instruction that may read each buffer (through any value sharing it).
+  std::vector<int> last(slots, -1);
+  for (size_t i = 0; i < g.program.size(); ++i) {
+    for (int s : g.program[i].inputs) {
+      if (s < 0) continue;
+      for (int r : roots[static_cast<size_t>(s)]) last[static_cast<size_t>(r)] = static_cast<int>(i);
+    }
+  }
+  plan.slot_buffer.assign(slots, -1);
+  plan.buffer_bytes.clear();
+  plan.eager_bytes = 0;
+  std::multimap<size_t, int> free_buffers;  // capacity -> buffer
+  std::vector<std::vector<int>> frees_after(g.program.size());
+  for (size_t i = 0; i < g.program.size(); ++i) {
+    std::vector<int> outs = g.program[i].outputs;
+    // largest first, so that big values take the big free buffers
+    std::sort(outs.begin(), outs.end(), [&](int a, int b) { return bytes[static_cast<size_t>(a)] > bytes[static_cast<size_t>(b)]; });
+    for (int s : outs) {
+      const size_t su = static_cast<size_t>(s);
+      if (!allocated[su]) continue;
+      plan.eager_bytes += bytes[su];
+      if (escapes[su]) continue;
+      const size_t need = static_cast<size_t>(std::max<int64_t>(bytes[su], 1));
+      auto it = free_buffers.lower_bound(need);  // best fit: the smallest free buffer that holds it
+      int b;
+      if (it != free_buffers.end()) {
+        b = it->second;
+        free_buffers.erase(it);
+      } else {
+        b = static_cast<int>(plan.buffer_bytes.size());
+        plan.buffer_bytes.push_back(need);
+      }
+      plan.slot_buffer[su] = b;
+      // free once the last reader has run (a value nobody reads: right after this instruction)
+      const int until = std::max(last[su], static_cast<int>(i));
+      frees_after[static_cast<size_t>(until)].push_back(b);
+    }
+    for (int b : frees_after[i]) free_buffers.emplace(plan.buffer_bytes[static_cast<size_t>(b)], b);
+  }
+  plan.planned_bytes = 0;
+  for (size_t b : plan.buffer_bytes) plan.planned_bytes += static_cast<int64_t>(b);
+}
+
+ArenaLease::ArenaLease(MemoryPlan& plan) : plan_(plan) {
+  std::lock_guard<std::mutex> lock(plan_.mu);
+  if (!plan_.free_sets.empty()) {
+    buffers_ = std::move(plan_.free_sets.back());
+    plan_.free_sets.pop_back();
+  } else {
+    buffers_.resize(plan_.buffer_bytes.size());
+  }
+}
+
+ArenaLease::~ArenaLease() {
+  std::lock_guard<std::mutex> lock(plan_.mu);
+  plan_.free_sets.push_back(std::move(buffers_));
+}
+
+Tensor ArenaLease::output(int slot, const Shape& shape, DType dtype, const std::string& op) {
+  const int b = plan_.slot_buffer[static_cast<size_t>(slot)];
+  if (b < 0) return Tensor();
+  std::shared_ptr<Storage>& buf = buffers_[static_cast<size_t>(b)];
+  if (!buf) {
+    try {
+      buf = pool::make_shared<Storage>(plan_.buffer_bytes[static_cast<size_t>(b)], Backend::CPU);
+    } catch (const std::bad_alloc&) {
+      throw MemoryError("For '" + op + "', cannot allocate the graph's buffer of " +
+                        std::to_string(plan_.buffer_bytes[static_cast<size_t>(b)]) + " bytes (out of memory)");
+    }
+  }
+  auto impl = pool::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->numel = shape_numel(shape);
+  impl->storage = buf;
+  return Tensor(std::move(impl));
+}
+
+}  // namespace bprop::graph

@@ -1,0 +1,49 @@
+// Memory planning: buffer lifetimes from the replay's instruction order, and one set of buffers per graph laid
+// out once (best fit, largest values first within an instruction), reused by every value whose lifetime does not
+// overlap. A replay takes a set from the graph's pool (or makes one) and gives it back after: no allocation per op.
+//
+// Values that leave the call (results, Parameter updates, and anything a view of theirs shares memory with) are
+// not planned: they get their own memory, as eagerly. Ops that return a view of an input (allocates_output false)
+// extend the lifetime of the inputs' buffers to the view's last use.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "bprop/tensor.h"
+
+namespace bprop::graph {
+
+struct Graph;
+
+struct MemoryPlan {
+  std::vector<size_t> buffer_bytes;  // capacity of each buffer
+  std::vector<int> slot_buffer;      // per executor slot: its buffer, or -1 (unplanned)
+  int64_t planned_bytes = 0;         // the buffers together: the most a replay holds for its intermediate values
+  int64_t eager_bytes = 0;           // what running the same ops eagerly allocates, one tensor per op output
+
+  /// Buffer sets of finished replays, ready for the next (one per replay running at the same time).
+  std::mutex mu;
+  std::vector<std::vector<std::shared_ptr<Storage>>> free_sets;
+};
+
+/// Plans g's intermediate values (g.program must be prepared); stores the plan in g.memory.
+void plan_memory(Graph& g);
+
+/// The buffers of one replay: taken from the plan's pool, given back when it ends.
+class ArenaLease {
+ public:
+  explicit ArenaLease(MemoryPlan& plan);
+  ~ArenaLease();
+  ArenaLease(const ArenaLease&) = delete;
+  ArenaLease& operator=(const ArenaLease&) = delete;
+  /// An uninitialised tensor of this shape and dtype in slot's buffer, or an empty Tensor when the slot is unplanned.
+  Tensor output(int slot, const Shape& shape, DType dtype, const std::string& op);
+
+ private:
+  MemoryPlan& plan_;
+  std::vector<std::shared_ptr<Storage>> buffers_;
+};
+
+}  // namespace bprop::graph

@@ -1,0 +1,33 @@
+// MindSpore's execution context: set_context(mode = GRAPH_MODE) makes the functions returned by grad,
+// value_and_grad and vjp_fn, and Cell calls, compile themselves with jit on their first call (one graph per
+// signature, as jit caches); PYNATIVE_MODE, the default, runs them eagerly op by op.
+//
+//   set_context({.mode = Mode::Graph});
+//   GradFn g = grad(f);   // traced, optimised and replayed from its first call
+#pragma once
+#include <string>
+
+namespace bprop {
+
+enum class Mode { PyNative, Graph };
+
+struct Context {
+  Mode mode = Mode::PyNative;
+  /// Where ops run: "CPU" (the only backend of this build).
+  std::string device_target = "CPU";
+};
+
+/// Sets the process-wide context; ValueError for a device this build does not have.
+void set_context(const Context& context);
+Context get_context();
+
+/// "graph" / "pynative"
+const char* mode_name(Mode mode);
+
+namespace detail {
+/// True when a grad function or Cell call should run through its jit cache now: graph mode, and no trace or
+/// grad level is open (inside those, it is part of the enclosing computation).
+bool graph_mode_call();
+}  // namespace detail
+
+}  // namespace bprop

@@ -1,0 +1,88 @@
+// Elementwise array functions (ElementFn, registry.h) built from one per-element function, and the eager path
+// that runs them. An op defines its per-element function once; its eager kernel and graph mode's fused loops
+// both call the array function made from it, so their results are the same bits.
+#pragma once
+#include <cstdint>
+
+#include "bprop/dtype.h"
+#include "bprop/registry.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace bprop::cpu {
+
+/// out[i] = F()(x[i]) in T (F a captureless lambda: its type alone names the function).
+template <typename F, typename T>
+void unary_array(const ElementOperand* in, void* out, int64_t n) {
+  const T* x = static_cast<const T*>(in[0].data);
+  T* y = static_cast<T*>(out);
+  const F f{};
+  if (in[0].scalar) {
+    const T v = convert_element<T>(f(x[0]));
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(x[i]));
+}
+
+/// out[i] = F()(a[i], b[i]) in T.
+template <typename F, typename T>
+void binary_array(const ElementOperand* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in[0].data);
+  const T* b = static_cast<const T*>(in[1].data);
+  T* y = static_cast<T*>(out);
+  const F f{};
+  if (in[0].scalar) {
+    const T av = a[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(av, b[i]));
+  } else if (in[1].scalar) {
+    const T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(a[i], bv));
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(a[i], b[i]));
+  }
+}
+
+/// float32 through a vectorised array function V (contiguous input); a repeated input through V on one element.
+template <void (*V)(const float*, float*, int64_t)>
+void unary_vec_array(const ElementOperand* in, void* out, int64_t n) {
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out);
+  if (in[0].scalar) {
+    float v;
+    V(x, &v, 1);
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+    return;
+  }
+  V(x, y, n);
+}
+
+/// True (and done) when the kernel's operands suit `def`'s array function for the output dtype: each of that
+/// dtype and of the output's shape or a single element. The work is split over threads as the other
+/// elementwise kernels split it.
+inline bool run_elementwise(const ElementwiseDef& def, KernelCtx& c) {
+  const ElementFn fn = def.fn(c.out_dtype);
+  if (!fn || c.inputs.size() > 3) return false;
+  const int64_t n = c.out.numel();
+  ElementOperand ops[3];
+  const size_t arity = c.inputs.size();
+  for (size_t i = 0; i < arity; ++i) {
+    const Tensor& t = c.inputs[i];
+    if (!t.defined() || t.dtype() != c.out_dtype) return false;
+    const bool full = t.shape() == c.out_shape;
+    if (!full && t.numel() != 1) return false;
+    ops[i] = {t.raw_data(), !full};
+  }
+  const size_t esize = dtype_size(c.out_dtype);
+  char* out = static_cast<char*>(c.out.raw_data());
+  parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    ElementOperand chunk[3];
+    for (size_t i = 0; i < arity; ++i) {
+      chunk[i] = ops[i];
+      if (!ops[i].scalar) chunk[i].data = static_cast<const char*>(ops[i].data) + b * static_cast<int64_t>(esize);
+    }
+    fn(chunk, out + b * static_cast<int64_t>(esize), e - b);
+  });
+  return true;
+}
+
+}  // namespace bprop::cpu

@@ -1,0 +1,13 @@
+// Built instead of mpi_comm.cpp when bprop has no MPI (BPROP_MPI=OFF, or CMake found no MPI).
+#include "dist/communicator.h"
+
+namespace bprop::dist::detail {
+
+std::unique_ptr<Communicator> make_mpi_communicator() {
+  throw ValueError(
+      "For 'dist.init', data parallel training needs MPI, and this bprop was built without it: install Open MPI "
+      "(Debian: apt-get install openmpi-bin libopenmpi-dev), then reconfigure and rebuild (cmake -S . -B "
+      "build/native -DBPROP_MPI=ON && cmake --build build/native)");
+}
+
+}  // namespace bprop::dist::detail

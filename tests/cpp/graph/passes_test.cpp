@@ -1,0 +1,334 @@
+// The optimisation passes, one by one on small graphs (the graph before and after, and the value unchanged to
+// the bit), then the pipeline on traced functions: dead code, common subexpressions, constant folding,
+// algebraic simplification, elementwise fusion, memory planning, and the stats that report them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "bprop/bprop.h"
+#include "graph/executor.h"
+#include "graph/fusion.h"
+#include "graph/passes.h"
+
+using namespace bprop;
+using namespace bprop::graph;
+
+namespace {
+
+void expect_bitwise_equal(const Value& got, const Value& want) {
+  const std::vector<Tensor> g = got.flatten(), w = want.flatten();
+  ASSERT_EQ(g.size(), w.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_EQ(g[i].shape(), w[i].shape());
+    ASSERT_EQ(g[i].dtype(), w[i].dtype());
+    EXPECT_EQ(std::memcmp(g[i].raw_data(), w[i].raw_data(), g[i].nbytes()), 0)
+        << g[i].to_string() << " vs " << w[i].to_string();
+  }
+}
+
+// Builds graphs by hand, so that a pass meets exactly the pattern under test.
+struct Builder {
+  Graph g;
+  int value(const Shape& s, DType dt) {
+    g.types.push_back({s, dt});
+    return g.num_values++;
+  }
+  int arg(const Shape& s, DType dt = DType::Float32) {
+    const int v = value(s, dt);
+    g.inputs.push_back(v);
+    return v;
+  }
+  int constant(const Tensor& t) {
+    const int v = value(t.shape(), t.dtype());
+    g.constants.emplace_back(v, t);
+    return v;
+  }
+  int node(const std::string& op, std::vector<int> inputs, const Shape& s, DType dt = DType::Float32,
+           const Attrs& attrs = {}) {
+    GraphNode n;
+    n.op = &registry().get(op);
+    n.attrs = attrs;
+    n.inputs = std::move(inputs);
+    n.shape = s;
+    n.dtype = dt;
+    n.out = value(s, dt);
+    g.nodes.push_back(n);
+    return n.out;
+  }
+  Graph& returning(std::vector<int> outs) {
+    g.outputs = outs;
+    std::vector<Value> items;
+    for (size_t i = 0; i < outs.size(); ++i) items.emplace_back(Tensor());
+    g.output_template = outs.size() == 1 ? Value(Tensor()) : Value(std::move(items));
+    g.recompute_uses();
+    return g;
+  }
+};
+
+Value run_prepared(Graph& g, const std::vector<Tensor>& args) {
+  prepare_program(g);
+  return run(g, args);
+}
+
+std::vector<std::string> op_names(const Graph& g) {
+  std::vector<std::string> out;
+  for (const GraphNode& n : g.nodes) out.push_back(n.op->name);
+  return out;
+}
+
+using Names = std::vector<std::string>;
+
+}  // namespace
+
+TEST(GraphPasses, DeadCodeGoesWithItsConstants) {
+  Builder b;
+  const int x = b.arg({3});
+  const int c = b.constant(full({3}, 2.0));
+  b.node("exp", {x}, {3});                  // unused
+  const int unused = b.node("mul", {x, c}, {3});
+  b.node("sin", {unused}, {3});             // unused, reads an unused value
+  const int y = b.node("cos", {x}, {3});
+  Graph& g = b.returning({y});
+  const Tensor arg = randn({3}, 1);
+  const Value before = run_prepared(g, {arg});
+  EXPECT_TRUE(eliminate_dead_code(g));
+  EXPECT_EQ(op_names(g), (Names{"cos"}));
+  EXPECT_TRUE(g.constants.empty());
+  expect_bitwise_equal(run_prepared(g, {arg}), before);
+  EXPECT_FALSE(eliminate_dead_code(g));
+}
+
+TEST(GraphPasses, CommonSubexpressionsAreComputedOnce) {
+  Builder b;
+  const int x = b.arg({4});
+  const int s1 = b.node("sin", {x}, {4});
+  const int s2 = b.node("sin", {x}, {4});
+  const int t1 = b.node("sum", {s1}, {}, DType::Float32, Attrs{{"axis", int64_t{0}}, {"keepdims", false}});
+  const int t2 = b.node("sum", {s2}, {}, DType::Float32, Attrs{{"axis", int64_t{0}}, {"keepdims", false}});
+  const int t3 = b.node("sum", {s2}, {1}, DType::Float32, Attrs{{"axis", int64_t{0}}, {"keepdims", true}});
+  const int y = b.node("add", {t1, t2}, {});
+  Graph& g = b.returning({y, t3});
+  const Tensor arg = randn({4}, 2);
+  const Value before = run_prepared(g, {arg});
+  EXPECT_TRUE(eliminate_common_subexpressions(g));
+  // one sin and one sum with each attribute set
+  EXPECT_EQ(op_names(g), (Names{"sin", "sum", "sum", "add"}));
+  EXPECT_EQ(g.nodes[3].inputs[0], g.nodes[3].inputs[1]);
+  expect_bitwise_equal(run_prepared(g, {arg}), before);
+}
+
+TEST(GraphPasses, ConstantsAreFoldedUnlessTheResultIsLarge) {
+  Builder b;
+  const int x = b.arg({2});
+  const int c = b.constant(tensor({1.0, 2.0}, {2}));
+  const int folded = b.node("exp", {c}, {2});
+  const int three = b.constant(scalar(3.0));
+  const int big = b.node("broadcast_to", {three}, {1000, 1000}, DType::Float32,
+                         Attrs{{"shape", IntList{1000, 1000}}});
+  const int y = b.node("mul", {x, folded}, {2});
+  const int z = b.node("sum", {big}, {}, DType::Float32, Attrs{{"axis", std::monostate{}}, {"keepdims", false}});
+  Graph& g = b.returning({y, z});
+  const Tensor arg = randn({2}, 3);
+  const Value before = run_prepared(g, {arg});
+  EXPECT_TRUE(fold_constants(g));
+  // exp(c) is now a constant; the broadcast to a million elements stays a node (the graph would hold 4 MB)
+  EXPECT_EQ(op_names(g), (Names{"broadcast_to", "mul", "sum"}));
+  expect_bitwise_equal(run_prepared(g, {arg}), before);
+}
+
+TEST(GraphPasses, SimplificationKeepsEveryBit) {
+  Builder b;
+  const int x = b.arg({2, 3});
+  const int one = b.constant(scalar(1.0));
+  const int zero = b.constant(scalar(0.0));
+  const int neg_zero = b.constant(scalar(-0.0));
+  int v = b.node("mul", {x, one}, {2, 3});           // x * 1
+  v = b.node("mul", {one, v}, {2, 3});               // 1 * x
+  v = b.node("div", {v, one}, {2, 3});               // x / 1
+  v = b.node("sub", {v, zero}, {2, 3});              // x - 0
+  v = b.node("add", {v, neg_zero}, {2, 3});          // x + (-0)
+  v = b.node("neg", {v}, {2, 3});
+  v = b.node("neg", {v}, {2, 3});                    // neg(neg x)
+  v = b.node("reshape", {v}, {2, 3}, DType::Float32, Attrs{{"shape", IntList{2, 3}}});  // to its own shape
+  v = b.node("reshape", {v}, {6}, DType::Float32, Attrs{{"shape", IntList{6}}});
+  v = b.node("reshape", {v}, {3, 2}, DType::Float32, Attrs{{"shape", IntList{3, 2}}});  // a chain
+  v = b.node("transpose", {v}, {2, 3}, DType::Float32, Attrs{{"perm", IntList{1, 0}}});
+  v = b.node("transpose", {v}, {3, 2}, DType::Float32, Attrs{{"perm", IntList{1, 0}}});  // back again
+  const int kept = b.node("add", {v, zero}, {3, 2});  // x + 0 turns -0 into +0: stays
+  Graph& g = b.returning({kept});
+  const Tensor arg = tensor({-0.0, 1.5, -2.0, 0.0, 3.25, -7.0}, {2, 3});
+  const Value before = run_prepared(g, {arg});
+  OptimizeOptions no_fusion;
+  no_fusion.fusion = false;
+  optimize(g, no_fusion);
+  // the reshapes collapse to one; the transposes compose to the identity permutation, which goes too
+  EXPECT_EQ(op_names(g), (Names{"reshape", "add"})) << g.to_text();
+  expect_bitwise_equal(run_prepared(g, {arg}), before);
+  EXPECT_TRUE(std::signbit(run_prepared(g, {arg}).tensor().to_vector<float>()[0]) == false);
+}
+
+TEST(GraphPasses, TransposesCompose) {
+  Builder b;
+  const int x = b.arg({2, 3, 4});
+  int v = b.node("transpose", {x}, {3, 4, 2}, DType::Float32, Attrs{{"perm", IntList{1, 2, 0}}});
+  v = b.node("transpose", {v}, {4, 3, 2}, DType::Float32, Attrs{{"perm", IntList{1, 0, 2}}});
+  Graph& g = b.returning({v});
+  const Tensor arg = randn({2, 3, 4}, 8);
+  const Value before = run_prepared(g, {arg});
+  EXPECT_TRUE(simplify(g));
+  ASSERT_EQ(op_names(g), (Names{"transpose"}));
+  EXPECT_EQ(g.nodes[0].attrs.get_ints("perm"), (IntList{2, 1, 0}));
+  EXPECT_EQ(g.nodes[0].inputs[0], x);
+  expect_bitwise_equal(run_prepared(g, {arg}), before);
+}
+
+TEST(GraphPasses, AResultNeverBecomesAnArgument) {
+  Builder b;
+  const int x = b.arg({2});
+  const int y = b.node("mul", {x, b.constant(scalar(1.0))}, {2});
+  Graph& g = b.returning({y});
+  EXPECT_FALSE(simplify(g));  // x * 1 returned: the caller gets a new tensor, as eagerly
+  EXPECT_EQ(op_names(g), (Names{"mul"}));
+}
+
+TEST(GraphPasses, ElementwiseChainsFuseIntoOneLoop) {
+  Builder b;
+  const int x = b.arg({5});
+  const int bias = b.arg({3, 5});
+  const int c = b.constant(scalar(2.0));
+  const int a1 = b.node("mul", {x, x}, {5});
+  const int a2 = b.node("add", {a1, c}, {5});
+  const int a3 = b.node("tanh", {a2}, {5});        // a1..a3: one group, only a3 written out
+  const int s = b.node("sum", {a3}, {}, DType::Float32, Attrs{{"axis", std::monostate{}}, {"keepdims", false}});
+  const int m = b.node("add", {a3, bias}, {3, 5});  // broadcasts a row: its own kernel
+  const int e = b.node("exp", {m}, {3, 5});
+  Graph& g = b.returning({s, e});
+  const Tensor xa = randn({5}, 4), ba = randn({3, 5}, 5);
+  const Value before = run_prepared(g, {xa, ba});
+  fuse_elementwise(g);
+  ASSERT_EQ(g.groups.size(), 1u) << g.to_text();
+  EXPECT_EQ(g.groups[0].nodes, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(g.groups[0].loop->results, (std::vector<int>{a3}));  // a1 and a2 stay in the loop's scratch
+  EXPECT_EQ(g.groups[0].loop->outside, (std::vector<int>{x, c}));
+  EXPECT_NE(g.to_text().find("fused #0 {"), std::string::npos);
+  expect_bitwise_equal(run_prepared(g, {xa, ba}), before);
+}
+
+TEST(GraphPasses, FusedLoopsMatchEagerOnLargeAndDoubleData) {
+  // > one parallel grain (threads split the loop), not a multiple of the tile; float64; the vectorised
+  // float32 functions (tanh, sigmoid, their gradients) and the plain ones (sin, pow).
+  const Fn loss = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor& x = a[0];
+    return ops::sum(ops::tanh(x * x + 1.0) * ops::sigmoid(x) + ops::sin(x) * ops::pow(x, x * 0.0 + 2.0));
+  };
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    const Tensor x = randn({70001}, 6, dt);
+    const GradFn g = value_and_grad(loss);
+    const JitFn j = jit(g);
+    expect_bitwise_equal(j({x}), g({x}));
+    EXPECT_GE(j.stats().fused_groups, 2) << j.lower({x});
+    EXPECT_LT(j.stats().kernels, j.stats().nodes / 2) << j.lower({x});
+  }
+}
+
+TEST(GraphPasses, PipelineOnATracedGradient) {
+  // value_and_grad of sum(tanh(x * x + 1) * sigmoid(x)): the sens of ones multiplied into both branches is
+  // removed, the rest runs as two loops around the sum.
+  const Fn loss = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::tanh(a[0] * a[0] + 1.0) * ops::sigmoid(a[0]));
+  };
+  const GradFn g = value_and_grad(loss);
+  const JitFn j = jit(g);
+  const Tensor x = randn({16}, 7);
+  expect_bitwise_equal(j({x}), g({x}));
+  const JitStats st = j.stats();
+  EXPECT_EQ(st.nodes_traced, 13);
+  EXPECT_EQ(st.nodes, 11);
+  EXPECT_EQ(st.fused_groups, 2);
+  EXPECT_EQ(st.kernels, 3);
+  ASSERT_GE(st.passes.size(), 2u);
+  EXPECT_EQ(st.passes[0].pass, "simplify");
+  EXPECT_EQ(st.passes[0].before, 13);
+  EXPECT_EQ(st.passes.back().pass, "fuse-elementwise");
+  EXPECT_EQ(st.passes.back().after, 3);
+  // and with everything off, the graph is run as traced
+  JitOptions off;
+  off.optimize = false;
+  off.fuse = false;
+  const JitFn plain = jit(g, off);
+  expect_bitwise_equal(plain({x}), g({x}));
+  EXPECT_EQ(plain.stats().nodes, 13);
+  EXPECT_EQ(plain.stats().kernels, 13);
+}
+
+TEST(GraphPasses, ALongScalarChainIsOneLoop) {
+  // W2's shape: 3,000 ops on a 0-d tensor, value and gradient
+  const Fn chain = [](const std::vector<Tensor>& a) -> Value {
+    Tensor y = a[0];
+    for (int i = 0; i < 1000; ++i) y = ops::sin(y) * 1.0001 + 0.1;
+    return y;
+  };
+  const GradFn g = value_and_grad(chain);
+  const JitFn j = jit(g);
+  const Tensor x = scalar(0.3);
+  expect_bitwise_equal(j({x}), g({x}));
+  EXPECT_EQ(j.stats().kernels, 1);
+  EXPECT_LT(j.stats().compile_seconds, 5.0);
+}
+
+TEST(MemoryPlan, IntermediateValuesShareBuffersAcrossTheCall) {
+  // a chain of non-elementwise ops (no fusion): each value dies at the next op, so two buffers serve them all
+  const Fn chain = [](const std::vector<Tensor>& a) -> Value {
+    Tensor y = a[0];
+    for (int i = 0; i < 6; ++i) y = ops::softmax(ops::matmul(y, a[1]), -1);
+    return ops::sum(y);
+  };
+  JitOptions no_fusion;
+  no_fusion.fuse = false;
+  const JitFn j = jit(chain, no_fusion);
+  const Tensor x = randn({8, 16}, 1), w = randn({16, 16}, 2);
+  for (int call = 0; call < 3; ++call) expect_bitwise_equal(j({x, w}), chain({x, w}));
+  const JitStats s = j.stats();
+  EXPECT_EQ(s.eager_bytes, 12 * 8 * 16 * 4 + 4);  // 12 outputs of (8, 16) float32, and the sum
+  EXPECT_EQ(s.planned_bytes, 2 * 8 * 16 * 4) << "the sum is returned: its own memory";
+}
+
+TEST(MemoryPlan, ResultsAndTheirViewsKeepTheirOwnMemory) {
+  // the result is a view (reshape) of an intermediate value: that value must not live in a reused buffer, or the
+  // next call would overwrite the first call's result
+  const JitFn j = jit([](const std::vector<Tensor>& a) -> Value {
+    return ops::reshape(ops::matmul(ops::exp(a[0]), a[0]), {16});
+  });
+  const Tensor x1 = randn({4, 4}, 3), x2 = randn({4, 4}, 4);
+  const Tensor r1 = j({x1}).tensor();
+  const std::vector<float> first = r1.to_vector<float>();
+  j({x2});
+  EXPECT_EQ(r1.to_vector<float>(), first);
+}
+
+TEST(MemoryPlan, ConcurrentReplaysTakeTheirOwnBuffers) {
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::softmax(ops::matmul(a[0], a[0]), -1) * a[0]);
+  };
+  const JitFn j = jit(value_and_grad(f));
+  const Tensor x = randn({32, 32}, 5), y = randn({32, 32}, 6);
+  const Value want_x = value_and_grad(f)({x}), want_y = value_and_grad(f)({y});
+  j({x});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const bool use_x = (t + i) % 2 == 0;
+        const Value r = j({use_x ? x : y});
+        const Tensor& want = (use_x ? want_x : want_y)[1].tensor();
+        if (std::memcmp(r[1].tensor().raw_data(), want.raw_data(), want.nbytes()) != 0) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
