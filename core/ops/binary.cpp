@@ -36,6 +36,14 @@ void arith_array(const ElementOperand* in, void* out, int64_t n) {
   const float* a = static_cast<const float*>(in[0].data);
   const float* b = static_cast<const float*>(in[1].data);
   float* y = static_cast<float*>(out);
+  if (n == 1) {  // one element (a chain of scalar ops): the IEEE operation itself, without the loops' dispatch
+    const float x = a[0], z = b[0];
+    if constexpr (Op == cpu::vm::Arith::Add) y[0] = x + z;
+    else if constexpr (Op == cpu::vm::Arith::Sub) y[0] = x - z;
+    else if constexpr (Op == cpu::vm::Arith::Mul) y[0] = x * z;
+    else y[0] = x / z;
+    return;
+  }
   if (in[0].scalar) cpu::vm::arith(Op, a[0], b, y, n);
   else if (in[1].scalar) cpu::vm::arith(Op, a, b[0], y, n);
   else cpu::vm::arith(Op, a, b, y, n);
