@@ -12,7 +12,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
     -DBPROP_SANITIZE=ON -DBPROP_MPI=OFF
 fi
-cmake --build "$build" -j "$(nproc)" --target bprop_tests bprop
+cmake --build "$build" -j "$(nproc)" --target bprop_tests bprop bprop_ascend_tests fake_ascend_tests
 # allocator_may_return_null: an allocation too large for the machine returns null, which bprop turns into a
 # MemoryError (the tests check that); without it ASan stops the program instead.
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:halt_on_error=1"
@@ -23,6 +23,10 @@ echo "== GoogleTest suite under ASan + UBSan =="
 "$build/bprop_tests" --gtest_brief=1
 echo "== gradient vectors under ASan + UBSan =="
 "$build/bprop" check "$root"/tests/vectors/*.json
+echo "== the Ascend backend on the fake CANN under ASan + UBSan (the fake's own rules, the backend, the vectors) =="
+"$build/tests/fake_ascend/fake_ascend_tests" --gtest_brief=1
+"$build/tests/ascend/bprop_ascend_tests" --gtest_brief=1
+ASCEND_HOME_PATH="$build/fake_ascend" "$build/bprop" check --device ascend "$root"/tests/vectors/*.json
 echo "== fuzzer under ASan + UBSan: the regression files and a fixed seed's 40,000 cases =="
 # The sanitizers find what does not crash the plain build (a read past an empty buffer, an overflow); the
 # generated cases are compared with the plain native build too (docs/fuzzing.md).

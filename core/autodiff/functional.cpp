@@ -3,6 +3,7 @@
 #include "autodiff/functional.h"
 
 #include "autodiff/tape.h"
+#include "bprop/device.h"
 #include "bprop/ops.h"
 
 namespace bprop {
@@ -104,7 +105,7 @@ int check_argnum(int argnum, size_t n, const char* api) {
 Tensor one_hot_like(const Tensor& like, int64_t k) {
   Tensor t = zeros(like.shape(), like.dtype());
   visit_float(like.dtype(), [&]<typename T>() { t.data<T>()[k] = T(1); });
-  return t;
+  return on_device_of(like, t);
 }
 }  // namespace
 

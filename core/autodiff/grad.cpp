@@ -5,6 +5,7 @@
 #include "bprop/pool.h"
 #include "bprop/grad.h"
 #include "bprop/context.h"
+#include "bprop/device.h"
 #include "graph/graph_mode.h"
 #include "graph/trace.h"
 
@@ -12,7 +13,9 @@ namespace bprop {
 
 // ---- Parameter ----------------------------------------------------------------------------------------
 
-Parameter::Parameter(const Tensor& data, const std::string& name, bool requires_grad) : Tensor(data.detach()) {
+// A parameter made from host data lives on the context's device (MindSpore's device_target).
+Parameter::Parameter(const Tensor& data, const std::string& name, bool requires_grad)
+    : Tensor(data.backend() == Backend::CPU && !default_device().is_cpu() ? data.to(default_device()) : data.detach()) {
   impl()->name = name;
   impl()->requires_grad = requires_grad;
   impl()->is_parameter = true;
@@ -35,8 +38,7 @@ void Parameter::assign(const Tensor& value) {
     return;
   }
   if (value.backend() == Backend::Graph) graph::current_tracer_or_throw("Parameter.assign");
-  const Tensor v = convert(value, dtype());
-  std::memcpy(raw_data(), v.raw_data(), nbytes());
+  copy_into(*this, value);
 }
 
 // ---- grad ---------------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 #include "autodiff/tape.h"
-#include "bprop/pool.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "autodiff/observer.h"
+#include "bprop/device.h"
 #include "bprop/ops.h"
+#include "bprop/pool.h"
 
 namespace bprop::autodiff {
 namespace {
@@ -245,11 +247,17 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
       std::vector<Tensor> dx;
       GraphObserver* obs = graph_observer();
       if (obs) obs->on_bprop_begin(*node, dout);
-      if (node->op) {
-        const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
-        dx = node->op->bprop(ctx);
-      } else {
-        dx = node->custom(node->inputs, node->out, dout);
+      {
+        // A bprop's host constants go to the device of the value it differentiates.
+        std::optional<detail::PreferDevice> on_device;
+        const Tensor& value = node->out.defined() ? node->out : dout;
+        if (value.backend() != Backend::CPU && value.backend() != Backend::Graph) on_device.emplace(value.device());
+        if (node->op) {
+          const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
+          dx = node->op->bprop(ctx);
+        } else {
+          dx = node->custom(node->inputs, node->out, dout);
+        }
       }
       if (obs) obs->on_bprop_end(*node, dx);
       if (dx.size() > node->edges.size()) {

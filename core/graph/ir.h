@@ -57,6 +57,7 @@ struct Graph {
   /// Tensors the function captured: values computed while tracing, and Parameters, which are read at every
   /// replay (they share storage with the Parameter, so an in-place update is seen).
   std::vector<std::pair<int, Tensor>> constants;
+  bool device_constants = false;  // a constant (a Parameter the function reads) lives on a device
   std::vector<GraphNode> nodes;
   Value output_template;  // the function's result with each tensor standing for its value (outputs below)
   std::vector<int> outputs;  // the value id of each tensor of output_template, depth first

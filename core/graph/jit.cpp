@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "autodiff/tape.h"
+#include "bprop/device.h"
 #include "graph/executor.h"
 #include "graph/memory_plan.h"
 #include "graph/passes.h"
@@ -21,6 +22,8 @@ struct JitFn::State {
 };
 
 namespace {
+
+bool on_a_device(const Tensor& t) { return t.defined() && t.backend() != Backend::CPU && t.backend() != Backend::Graph; }
 
 bool is_static(const JitOptions& o, size_t i) {
   return std::find(o.static_argnums.begin(), o.static_argnums.end(), static_cast<int>(i)) != o.static_argnums.end();
@@ -97,7 +100,8 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
     g = tracer.finish(fn_(abstract));
   }
   const int64_t traced = static_cast<int64_t>(g->nodes.size());
-  graph::optimize(*g, {options_.optimize, options_.fuse});
+  for (const auto& [id, t] : g->constants) g->device_constants = g->device_constants || on_a_device(t);
+  if (!g->device_constants) graph::optimize(*g, {options_.optimize, options_.fuse});  // (else never replayed)
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::lock_guard<std::mutex> lock(state_->mu);
@@ -109,8 +113,8 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   st.kernels = st.fused_groups;
   for (const graph::GraphNode& n : g->nodes) st.kernels += n.group < 0 ? 1 : 0;
   st.compile_seconds = seconds;
-  st.planned_bytes = g->memory->planned_bytes;
-  st.eager_bytes = g->memory->eager_bytes;
+  st.planned_bytes = g->memory ? g->memory->planned_bytes : 0;
+  st.eager_bytes = g->memory ? g->memory->eager_bytes : 0;
   st.passes.clear();
   for (const graph::PassRecord& p : g->passes) st.passes.push_back({p.pass, p.before, p.after});
   state_->last_signature = parts;
@@ -118,11 +122,28 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   return g;
 }
 
+bool JitFn::uses_device(const std::vector<Tensor>& args) const {
+  if (!default_device().is_cpu()) return true;
+  for (const Tensor& a : args) {
+    if (on_a_device(a)) return true;
+  }
+  return false;
+}
+
 Value JitFn::operator()(const std::vector<Tensor>& args) const {
   // Inside another trace the function is simply part of it; under an open grad level (grad(jit(f))) it runs
   // eagerly so that the level records it.
   // (Any open level, not only one that differentiates an argument: a Parameter the function reads may be one.)
   if (graph::tracing()) return fn_(args);
+  // Graphs replay on the CPU: work on a device (its tensors, or the context's device) runs eagerly there, op by
+  // op on its stream, until the executor runs device kernels.
+  if (uses_device(args)) {
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      ++state_->stats.eager_calls;
+    }
+    return fn_(args);
+  }
   if (autodiff::recording()) {
     Value result;
     if (differentiable_call(args, result)) return result;
@@ -133,6 +154,13 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
     return fn_(args);
   }
   const std::shared_ptr<const graph::Graph> g = compiled(args);
+  if (g->device_constants) {  // it reads Parameters that live on a device
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      ++state_->stats.eager_calls;
+    }
+    return fn_(args);
+  }
   // (static arguments are constants of the graph: only the others are passed)
   if (options_.static_argnums.empty()) return graph::run(*g, args);
   std::vector<Tensor> dynamic;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "bprop/device.h"
 #include "tensor/file_io.h"
 #include "tensor/json_depth.h"
 
@@ -55,9 +56,8 @@ std::vector<uint8_t> serialize(const NamedTensors& tensors, const CheckpointMeta
     if (name == "__metadata__") save_error(where, "'__metadata__' is reserved and cannot name a tensor");
     if (!names.insert(name).second) save_error(where, "the name '" + name + "' is used twice");
     if (!t.defined()) save_error(where, "tensor '" + name + "' is undefined");
-    if (t.backend() != Backend::CPU) {
-      save_error(where, "tensor '" + name + "' lives on backend " + backend_name(t.backend()) +
-                            "; checkpoints are written from CPU tensors");
+    if (t.backend() == Backend::Graph) {
+      save_error(where, "tensor '" + name + "' is a traced value (inside jit) with no data to write");
     }
     const uint64_t bytes = t.nbytes();
     header[name] = ordered_json{
@@ -72,7 +72,7 @@ std::vector<uint8_t> serialize(const NamedTensors& tensors, const CheckpointMeta
   std::memcpy(out.data() + 8, text.data(), text.size());
   uint8_t* data = out.data() + 8 + text.size();
   for (const auto& [name, t] : tensors) {
-    if (t.nbytes() > 0) std::memcpy(data, t.raw_data(), t.nbytes());
+    if (t.nbytes() > 0) std::memcpy(data, t.cpu().raw_data(), t.nbytes());  // (device tensors through a copy)
     data += t.nbytes();
   }
   return out;
@@ -263,9 +263,8 @@ std::vector<std::string> load_into(Cell& cell, const Checkpoint& ck, bool strict
       load_error(where, "tensor '" + name + "' has shape " + shape_str(t->shape()) +
                             " in the checkpoint but the model's parameter has shape " + shape_str(p.shape()));
     }
-    if (p.backend() != Backend::CPU) {
-      load_error(where, "parameter '" + name + "' lives on backend " + backend_name(p.backend()) +
-                            "; checkpoints load into CPU parameters");
+    if (p.backend() == Backend::Graph) {
+      load_error(where, "parameter '" + name + "' is a traced value (inside jit)");
     }
     plan.emplace_back(p, t);
   }
@@ -275,9 +274,7 @@ std::vector<std::string> load_into(Cell& cell, const Checkpoint& ck, bool strict
         load_error(where, "the checkpoint has tensor '" + name + "' that the model does not have");
     }
   }
-  for (auto& [p, t] : plan) {
-    if (p.nbytes() > 0) std::memcpy(p.raw_data(), t->raw_data(), p.nbytes());
-  }
+  for (auto& [p, t] : plan) copy_into(p, *t);  // (to a parameter's device, where it lives)
   return not_loaded;
 }
 

@@ -149,7 +149,8 @@ void check_labels(const KernelCtx& c) {
   const Tensor& labels = c.inputs[1];
   const int64_t classes = x.shape()[static_cast<size_t>(class_axis(x.dim()))];
   const int64_t ignore = c.attrs.get_int("ignore_index");
-  const int32_t* p = labels.data<int32_t>();
+  const Tensor host = labels.cpu();  // (labels on a device are read through a copy)
+  const int32_t* p = host.data<int32_t>();
   for (int64_t i = 0; i < labels.numel(); ++i) {
     const int64_t y = p[i];
     if (y != ignore && (y < 0 || y >= classes)) {
@@ -247,8 +248,11 @@ Tensor cross_entropy_decomp(const std::vector<Tensor>& in, const Attrs& attrs) {
 //   d logits = (softmax(logits) - onehot(labels)) * dout / count   (count = rows not ignored; 1 for "sum")
 // instead of rerunning the decomposition. Both paths give the same values; everything else takes the
 // composite route.
+// (On the host, or traced for it, only: on a device the decomposition's ops run there.)
+bool on_host(const Tensor& t) { return t.backend() == Backend::CPU || t.backend() == Backend::Graph; }
+
 bool cross_entropy_fast(const std::vector<Tensor>& in, const Attrs& attrs) {
-  return in[0].dim() == 2 && !input_at(in, 2).defined() && attrs.get_float("label_smoothing") == 0.0 &&
+  return on_host(in[0]) && on_host(in[1]) && in[0].dim() == 2 && !input_at(in, 2).defined() && attrs.get_float("label_smoothing") == 0.0 &&
          attrs.get_string("reduction") != "none";
 }
 
@@ -334,7 +338,7 @@ Tensor bce_decomp(const std::vector<Tensor>& in, const Attrs& attrs) {
 }
 
 void check_probabilities(const KernelCtx& c) {
-  const Tensor& p = c.inputs[0];
+  const Tensor p = c.inputs[0].cpu();  // (probabilities on a device are read through a copy)
   visit_float(p.dtype(), [&]<typename T>() {
     const T* v = p.data<T>();
     for (int64_t i = 0; i < p.numel(); ++i) {
@@ -385,7 +389,7 @@ void register_loss_ops(Registry& r) {
     });
     const BpropFn composite = composite_bprop("cross_entropy", cross_entropy_decomp);
     op.bprop = [composite](const BpropCtx& c) -> std::vector<Tensor> {
-      if (!cross_entropy_fast(c.inputs, c.attrs)) return composite(c);
+      if (!cross_entropy_fast(c.inputs, c.attrs) || !on_host(c.dout)) return composite(c);
       return {c.needs(0) ? cross_entropy_fast_grad(c) : Tensor()};
     };
     r.add(std::move(op));

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autodiff/observer.h"
+#include "bprop/device.h"
 #include "autodiff/tape.h"
 #include "bprop/registry.h"
 #include "graph/trace.h"
@@ -33,36 +34,117 @@ void check_inputs(const OpDef& op, const std::vector<Tensor>& inputs) {
   }
 }
 
-// The backend the call runs on: its inputs' (one, or a ValueError naming both). Under jit, a call with an
-// abstract input, or a Parameter while tracing, runs on the Graph backend: it is recorded, and the concrete
-// inputs become constants of the graph (Parameters live ones).
-Backend common_backend(const OpDef& op, const std::vector<Tensor>& inputs) {
+// Under jit, a call with an abstract input, or with a Parameter while tracing, runs on the Graph backend: it is
+// recorded, and the concrete inputs become constants of the graph (Parameters live ones).
+bool traced_call(const std::vector<Tensor>& inputs) {
   const bool tracing = graph::tracing();
-  Backend be = Backend::CPU;
-  bool first = true, traced = false;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) continue;
-    const Backend b = inputs[i].backend();
-    if (b == Backend::Graph || (tracing && inputs[i].impl()->is_parameter)) {
-      traced = true;
-    } else if (first) {
-      be = b;
-      first = false;
-    } else if (b != be) {
-      throw ValueError("For '" + op.name + "', inputs live on different backends ('" + backend_name(be) + "' and '" +
-                       backend_name(b) + "')");
-    }
+  for (const Tensor& t : inputs) {
+    if (t.defined() && (t.backend() == Backend::Graph || (tracing && t.impl()->is_parameter))) return true;
   }
-  return traced ? Backend::Graph : be;
+  return false;
+}
+
+std::string input_name(const OpDef& op, size_t i) {
+  if (op.variadic || i >= op.inputs.size()) return "tensor " + std::to_string(i);
+  return "'" + op.inputs[i].name + "'";
 }
 
 // Nesting depth of kernels: ops run by a kernel (composite ops) are not reported to an observer.
 thread_local int t_kernel_depth = 0;
 
+// Also makes the kernel's device the one host tensors go to: the ops a composite kernel runs on a device run
+// there, with the host constants of its decomposition moved over; a CPU kernel's stay on the host.
 struct KernelDepth {
-  KernelDepth() { ++t_kernel_depth; }
+  detail::PreferDevice prefer;
+  explicit KernelDepth(Device d) : prefer(d) { ++t_kernel_depth; }
   ~KernelDepth() { --t_kernel_depth; }
 };
+
+// The device a non-traced call runs on, and its inputs there. Inputs on one device run there; host tensors meet a
+// device tensor as PyTorch's CPU scalars do (0-d ones are copied over) or, when the context's device is that
+// device, all of them are (MindSpore's host tensors); with no device input, a call runs on the context's device
+// (or, in a kernel or a bprop, on that one's: detail::PreferDevice). Anything else is a ValueError naming both devices.
+Device place_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vector<Tensor>& moved) {
+  Device dev = Device::cpu();
+  size_t dev_input = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined() || inputs[i].backend() == Backend::CPU) continue;
+    const Device d = inputs[i].device();
+    if (dev.is_cpu()) {
+      dev = d;
+      dev_input = i;
+    } else if (d != dev) {
+      throw ValueError("For '" + op.name + "', inputs live on different devices: " + input_name(op, dev_input) +
+                       " on " + dev.str() + " and " + input_name(op, i) + " on " + d.str() +
+                       " (move one with .to())");
+    }
+  }
+  const Device preferred = detail::preferred_device();
+  if (dev.is_cpu()) {
+    if (preferred.is_cpu()) return dev;
+    dev = preferred;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!t.defined() || t.backend() != Backend::CPU) continue;
+    if (t.dim() != 0 && preferred != dev) {
+      throw ValueError("For '" + op.name + "', inputs live on different devices: " + input_name(op, dev_input) +
+                       " on " + dev.str() + " and " + input_name(op, i) + " of shape " + shape_str(t.shape()) +
+                       " on cpu (move it with .to(), or make " + dev.str() +
+                       " the context's device so host tensors move there)");
+    }
+    if (moved.empty()) moved = inputs;
+    moved[i] = t.to(dev);
+  }
+  return dev;
+}
+
+// Runs `kernel` in the dispatcher's frame (kernel depth, scratch-memory errors as MemoryError).
+void run_kernel(const KernelFn& kernel, KernelCtx& kctx) {
+  try {
+    KernelDepth depth(kctx.device);
+    kernel(kctx);
+  } catch (const std::bad_alloc&) {  // a kernel's own scratch memory
+    throw MemoryError("For '" + kctx.op.name + "', out of memory while computing the output of shape " +
+                      shape_str(kctx.out_shape) + " " + dtype_name(kctx.out_dtype));
+  } catch (const std::length_error&) {  // scratch memory past what a std::vector can address (wasm32)
+    throw MemoryError("For '" + kctx.op.name + "', the scratch memory for the output of shape " +
+                      shape_str(kctx.out_shape) + " " + dtype_name(kctx.out_dtype) +
+                      " is more than this build can address");
+  }
+}
+
+// An op on a device: its device kernel, or else (none, or it declined) the CPU kernel on host copies of the
+// inputs, the output copied back. View and composite kernels (allocates_output = false) touch no element on the
+// host and run as they are.
+Tensor run_on_device(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
+                     DType dtype, Device dev) {
+  Tensor out;
+  const KernelFn& device_kernel = op.kernels[static_cast<int>(dev.backend)];
+  if (device_kernel || !op.allocates_output) {
+    const KernelFn& kernel = device_kernel ? device_kernel : op.kernels[static_cast<int>(Backend::CPU)];
+    if (op.allocates_output) out = Tensor::empty(shape, dtype, dev, op.name);
+    KernelCtx kctx{op, inputs, attrs, shape, dtype, out, dev};
+    try {
+      run_kernel(kernel, kctx);
+      return out;
+    } catch (const KernelDeclined&) {
+    }
+  }
+  const KernelFn& cpu_kernel = op.kernels[static_cast<int>(Backend::CPU)];
+  if (!cpu_kernel) {
+    throw UnknownOpError("For '" + op.name + "', there is no kernel for " + dev.str() + " and no CPU kernel");
+  }
+  detail::count_fallback(op.name);
+  std::vector<Tensor> host(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].defined()) host[i] = inputs[i].cpu();
+  }
+  Tensor host_out = Tensor::empty(shape, dtype, Device::cpu(), op.name);
+  KernelCtx kctx{op, host, attrs, shape, dtype, host_out};
+  run_kernel(cpu_kernel, kctx);
+  return host_out.to(dev);
+}
 
 }  // namespace
 
@@ -91,29 +173,23 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   const InferCtx ictx{op, inputs, normalized};
   const Shape shape = op.infer_shape(ictx);
   const DType dtype = op.infer_dtype(ictx);
-  const Backend backend = common_backend(op, inputs);
-  if (backend == Backend::Graph) {
+  if (traced_call(inputs)) {
     Tensor out = graph::current_tracer_or_throw(op.name).add_node(op, inputs, normalized, shape, dtype);
     if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out, nullptr);
     return out;
   }
-  const KernelFn& kernel = op.kernels[static_cast<int>(backend)];
-  if (!kernel) {
-    throw UnknownOpError("For '" + op.name + "', there is no kernel for backend '" + backend_name(backend) + "'");
-  }
   Tensor out;
-  if (op.allocates_output) out = Tensor::empty(shape, dtype, backend, op.name);
-  else checked_numel(shape, dtype, op.name);  // a view gets the inferred shape: it obeys the same limits
-  KernelCtx kctx{op, inputs, normalized, shape, dtype, out};
-  try {
-    KernelDepth depth;
-    kernel(kctx);
-  } catch (const std::bad_alloc&) {  // a kernel's own scratch memory
-    throw MemoryError("For '" + op.name + "', out of memory while computing the output of shape " + shape_str(shape) +
-                      " " + dtype_name(dtype));
-  } catch (const std::length_error&) {  // scratch memory past what a std::vector can address (wasm32)
-    throw MemoryError("For '" + op.name + "', the scratch memory for the output of shape " + shape_str(shape) + " " +
-                      dtype_name(dtype) + " is more than this build can address");
+  std::vector<Tensor> moved;  // the inputs copied to the call's device, when some were not there
+  const Device dev = place_inputs(op, inputs, moved);
+  if (!dev.is_cpu()) {
+    out = run_on_device(op, moved.empty() ? inputs : moved, normalized, shape, dtype, dev);
+  } else {
+    const KernelFn& kernel = op.kernels[static_cast<int>(Backend::CPU)];
+    if (!kernel) throw UnknownOpError("For '" + op.name + "', there is no kernel for backend 'cpu'");
+    if (op.allocates_output) out = Tensor::empty(shape, dtype, Device::cpu(), op.name);
+    else checked_numel(shape, dtype, op.name);  // a view gets the inferred shape: it obeys the same limits
+    KernelCtx kctx{op, inputs, normalized, shape, dtype, out};
+    run_kernel(kernel, kctx);
   }
   if (!out.defined() || out.shape() != shape || out.dtype() != dtype) {
     throw ValueError("For '" + op.name + "', the kernel produced " +

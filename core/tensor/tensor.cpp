@@ -7,6 +7,7 @@
 #include <new>
 #include <ostream>
 
+#include "bprop/device.h"
 #include "bprop/limits.h"
 #include "bprop/pool.h"
 #include "tensor/buffer_cache.h"
@@ -29,9 +30,13 @@ const char* backend_name(Backend b) {
   return "?";
 }
 
-Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backend) {
-  if (backend == Backend::Graph) {  // an abstract tensor (jit tracing): a shape and a dtype, no data
+Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
+  if (device.backend == Backend::Graph) {  // an abstract tensor (jit tracing): a shape and a dtype, no data
     data_ = nullptr;
+    return;
+  }
+  if (device.backend != Backend::CPU) {  // device memory, not counted with the host's
+    data_ = device_backend(device.backend).allocate(device.index, bytes);
     return;
   }
   if (bytes <= kInline) {
@@ -44,7 +49,11 @@ Storage::Storage(size_t bytes, Backend backend) : bytes_(bytes), backend_(backen
 }
 
 Storage::~Storage() {
-  if (backend_ == Backend::Graph) return;
+  if (device_.backend == Backend::Graph) return;
+  if (device_.backend != Backend::CPU) {
+    device_backend(device_.backend).release(device_.index, data_, bytes_);
+    return;
+  }
   if (data_ != inline_) detail::release_buffer(data_, bytes_);
   g_storages.fetch_sub(1, std::memory_order_relaxed);
   g_bytes.fetch_sub(static_cast<int64_t>(bytes_), std::memory_order_relaxed);
@@ -52,7 +61,7 @@ Storage::~Storage() {
 
 MemoryStats memory_stats() { return {g_storages.load(), g_bytes.load()}; }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend, const std::string& for_op) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const std::string& for_op) {
   const int64_t numel = checked_numel(shape, dtype, for_op);
   const size_t bytes = static_cast<size_t>(numel) * dtype_size(dtype);  // within kMaxTensorBytes: no wrap
   auto impl = pool::make_shared<TensorImpl>();
@@ -60,7 +69,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend, const std
   impl->dtype = dtype;
   impl->numel = numel;
   try {
-    impl->storage = pool::make_shared<Storage>(bytes, backend);
+    impl->storage = pool::make_shared<Storage>(bytes, device);
   } catch (const std::bad_alloc&) {
     throw MemoryError((for_op.empty() ? std::string("A tensor") : "For '" + for_op + "', the output") + " of shape " +
                       shape_str(shape) + " " + dtype_name(dtype) + ": cannot allocate " + std::to_string(bytes) +
@@ -72,6 +81,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Backend backend, const std
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   if (backend() == Backend::Graph) graph::throw_no_value("to_vector()");
+  if (backend() != Backend::CPU) return cpu().to_vector<T>();
   std::vector<T> out(static_cast<size_t>(numel()));
   visit_dtype(dtype(), [&]<typename S>() {
     const S* p = data<S>();
@@ -91,6 +101,7 @@ double Tensor::item() const {
     throw ValueError("item: the tensor has " + std::to_string(numel()) + " elements of shape " + shape_str(shape()) +
                      ", expected exactly one");
   }
+  if (backend() != Backend::CPU) return cpu().item();
   return visit_dtype(dtype(), [&]<typename S>() { return static_cast<double>(data<S>()[0]); });
 }
 
@@ -100,6 +111,7 @@ Tensor Tensor::detach() const {
   impl->dtype = impl_->dtype;
   impl->numel = impl_->numel;
   impl->storage = impl_->storage;
+  impl->offset = impl_->offset;
   return Tensor(std::move(impl));
 }
 
@@ -114,8 +126,9 @@ Tensor Tensor::view(const Shape& shape) const {
 
 Tensor Tensor::clone() const {
   if (backend() == Backend::Graph) graph::throw_no_value("clone()");
-  Tensor t = empty(shape(), dtype(), backend());
-  std::memcpy(t.raw_data(), raw_data(), nbytes());
+  Tensor t = empty(shape(), dtype(), device());
+  if (backend() == Backend::CPU) std::memcpy(t.raw_data(), raw_data(), nbytes());
+  else device_backend(backend()).copy_on_device(device().index, t.raw_data(), raw_data(), nbytes());
   return t;
 }
 
@@ -155,6 +168,11 @@ std::string Tensor::to_string(int max_elements) const {
   if (!defined()) return "Tensor(undefined)";
   std::string out = "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ", ";
   if (backend() == Backend::Graph) return out + "traced)";  // (no values while tracing)
+  if (backend() != Backend::CPU) {
+    std::string host = cpu().to_string(max_elements);
+    host.insert(host.size() - 1, ", device=" + device().str());
+    return host;
+  }
   const int64_t edge = numel() > max_elements ? 3 : max_elements;
   format_nested(out, *this, 0, 0, row_major_strides(shape()), edge);
   out += ')';
@@ -205,8 +223,8 @@ Tensor full(const Shape& shape, double value, DType dtype) {
 }
 Tensor zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
 Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor zeros_like(const Tensor& t) { return on_device_of(t, zeros(t.shape(), t.dtype())); }
+Tensor ones_like(const Tensor& t) { return on_device_of(t, ones(t.shape(), t.dtype())); }
 
 Tensor arange(double start, double stop, double step, DType dtype) {
   if (step == 0.0) throw ValueError("arange: 'step' must not be zero");
@@ -263,7 +281,8 @@ Tensor rand(const Shape& shape, uint64_t seed, double low, double high, DType dt
 Tensor convert(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t.detach();
   if (t.backend() == Backend::Graph) graph::throw_no_value("a raw conversion (convert)");
-  Tensor out = Tensor::empty(t.shape(), dtype, t.backend());
+  if (t.backend() != Backend::CPU) return convert(t.cpu(), dtype).to(t.device());
+  Tensor out = Tensor::empty(t.shape(), dtype);
   visit_dtype(t.dtype(), [&]<typename S>() {
     visit_dtype(dtype, [&]<typename D>() {
       const S* src = t.data<S>();

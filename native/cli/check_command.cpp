@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bprop/device.h"
 #include "bprop/vectors.h"
 #include "commands.h"
 
@@ -11,13 +12,15 @@ namespace bprop::cli {
 namespace {
 
 const char* kUsage =
-    "usage: bprop check [-v] [--jit] FILE...\n"
+    "usage: bprop check [-v] [--jit] [--device cpu|ascend[:N]] FILE...\n"
     "       bprop check --outcomes FILE...\n"
     "Runs every case of the vector files (format bprop-vectors/1, see docs/vectors.md). Prints one line\n"
     "per failing case (FILE: CASE: the worst element or the error) and closes with 'N passed, N failed'.\n"
     "With -v (--verbose) passing cases are listed too, error cases with the message they raised.\n"
     "With --jit every case runs through bprop::jit: the program and its gradient computations are traced\n"
     "into graphs and the graphs run (docs/jit.md); the expectations are the same.\n"
+    "With --device ascend[:N] (or BPROP_DEVICE) every op runs on that NPU (docs/ascend.md), with the\n"
+    "tolerances of the vector files; the ops with no NPU kernel run on the CPU, counted at the end.\n"
     "Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.\n"
     "With --outcomes the expectations are ignored: each case's program (and its first-order gradients when\n"
     "it has wrt names) is run and one JSON object per line says how it ended,\n"
@@ -55,7 +58,9 @@ int print_outcomes(const std::vector<std::string>& paths) {
 
 }  // namespace
 
-int check_command(const std::vector<std::string>& args) {
+int check_command(const std::vector<std::string>& given) {
+  std::vector<std::string> args = given;
+  const Device device = take_device_option(args);
   if (args.empty() || args.front() == "--help" || args.front() == "-h") {
     (args.empty() ? std::cerr : std::cout) << kUsage;
     return args.empty() ? 2 : 0;
@@ -88,6 +93,11 @@ int check_command(const std::vector<std::string>& args) {
     failed += s.failed;
   }
   std::cout << passed << " passed, " << failed << " failed" << std::endl;
+  if (!device.is_cpu()) {
+    std::cout << "on " << device.str() << "; CPU fallbacks:";
+    for (const auto& [op, n] : fallback_counts()) std::cout << " " << op << " " << n;
+    std::cout << std::endl;
+  }
   if (malformed) return 2;
   return failed > 0 ? 1 : 0;
 }

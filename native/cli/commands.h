@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "bprop/tensor.h"
+
 namespace bprop::cli {
 
 /// `bprop check FILE...`: runs vector files; exit 0 when all pass, 1 when a case failed, 2 when a file is
@@ -19,5 +21,12 @@ int train_command(const std::vector<std::string>& args);
 /// `bprop eval --checkpoint FILE [--model mlp|cnn] [--data DIR]`: test loss and accuracy of a checkpoint;
 /// exit 0 when done, 2 on bad arguments, data files or a checkpoint that does not fit the model.
 int eval_command(const std::vector<std::string>& args);
+
+/// `bprop devices`: the CPU and the Ascend NPUs found (or why none); exit 0.
+int devices_command(const std::vector<std::string>& args);
+
+/// Removes `--device D` / `--device=D` from `args` (else takes BPROP_DEVICE from the environment) and makes D the
+/// context's device (bprop::set_context). Returns the device; bprop::ValueError when it is unknown or absent.
+Device take_device_option(std::vector<std::string>& args);
 
 }  // namespace bprop::cli

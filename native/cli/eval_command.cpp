@@ -84,7 +84,9 @@ std::string percent(double fraction) {
 
 }  // namespace
 
-int eval_command(const std::vector<std::string>& args) {
+int eval_command(const std::vector<std::string>& given) {
+  std::vector<std::string> args = given;
+  take_device_option(args);
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
       std::cout << kEvalHelp;

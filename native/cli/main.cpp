@@ -34,6 +34,9 @@ const char* kHelp =
     "                          Data parallel over MPI: mpirun -np 4 bprop train --data-parallel ...\n"
     "  eval --checkpoint FILE [--model mlp|cnn] [--data DIR]\n"
     "                          the test loss and accuracy of a checkpoint saved by train.\n"
+    "  devices                 the CPU (threads, features, BLAS) and the Ascend NPUs found, with the CANN\n"
+    "                          version, or why there are none.\n"
+    "  check, train and eval take --device cpu|ascend[:N] (or BPROP_DEVICE in the environment): where ops run.\n"
     "  help, --help, -h        this text.\n";
 
 }  // namespace
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
     if (cmd == "ops") return bprop::cli::ops_command(args);
     if (cmd == "train") return bprop::cli::train_command(args);
     if (cmd == "eval") return bprop::cli::eval_command(args);
+    if (cmd == "devices") return bprop::cli::devices_command(args);
   } catch (const std::exception& e) {
     std::cerr << "bprop " << cmd << ": " << e.what() << "\n";
     return 2;

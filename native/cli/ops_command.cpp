@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ascend/kernels.h"
 #include "bprop/op_table.h"
 #include "bprop/registry.h"
 #include "commands.h"
@@ -18,10 +19,21 @@ struct OpRow {
   std::string op;
   std::string family;
   std::vector<std::string> kernels;  // backends with a kernel
+  std::string ascend;                // on an NPU: "aclnn <Op>", "composed" or "cpu fallback"
   std::string grad;                  // "bprop", "no grad" or "missing"
   bool first_order = false;          // in the gradcheck op table at first order
   bool second_order = false;         // ... and at second order
 };
+
+// How an op runs on an NPU: its aclnn kernel (when the installed CANN has that operator), its kernel of ops that
+// run there themselves (views and composites), or the CPU kernel with a host round trip.
+std::string ascend_kernel(const OpDef& def) {
+  static const std::vector<ascend::DeviceKernel> kernels = ascend::aclnn_kernels();
+  for (const auto& k : kernels) {
+    if (k.op == def.name) return "aclnn " + k.aclnn;
+  }
+  return def.allocates_output ? "cpu fallback" : "composed";
+}
 
 std::vector<OpRow> matrix() {
   std::vector<OpRow> rows;
@@ -34,6 +46,7 @@ std::vector<OpRow> matrix() {
     for (int b = 0; b < kNumBackends; ++b) {
       if (def.kernels[static_cast<size_t>(b)]) r.kernels.emplace_back(backend_name(static_cast<Backend>(b)));
     }
+    r.ascend = ascend_kernel(def);
     r.grad = def.no_grad ? "no grad" : (def.bprop ? "bprop" : "missing");
     for (const OpCheckRow& row : table) {
       if (row.op != name) continue;
@@ -123,6 +136,7 @@ void print_json(const std::vector<OpRow>& rows) {
     j["op"] = r.op;
     j["family"] = r.family;
     j["kernels"] = r.kernels;
+    j["ascend"] = r.ascend;
     j["grad"] = r.grad;
     j["gradcheck"] = {{"first_order", r.first_order}, {"second_order", r.second_order}};
     add_signature(j, registry().get(r.op));
@@ -144,13 +158,17 @@ void print_markdown(const std::vector<OpRow>& rows) {
                "Every registered op with its family, the backends that have a kernel for it, whether it has a\n"
                "bprop (written with differentiable public ops, so it differentiates again) or is marked no grad,\n"
                "and whether the gradcheck op table (`core/registry/op_table.cpp`) checks it against finite\n"
-               "differences at first and second order.\n\n"
+               "differences at first and second order. The ascend column says how the op runs on an NPU\n"
+               "(docs/ascend.md): an aclnn kernel, composed of ops that run there, or the CPU kernel with a\n"
+               "host round trip (counted per op at run time; aclnn kernels also fall back for float64 where\n"
+               "the NPU has none).\n\n"
             << rows.size() << " ops: " << with_bprop << " with a bprop, " << no_grad << " no grad; " << first
             << " gradchecked at first order, " << second << " at second order.\n\n"
-            << "| op | family | kernels | grad | gradcheck 1st | gradcheck 2nd |\n"
-               "|---|---|---|---|---|---|\n";
+            << "| op | family | kernels | ascend | grad | gradcheck 1st | gradcheck 2nd |\n"
+               "|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    std::cout << "| `" << r.op << "` | " << r.family << " | " << join(r.kernels, ", ") << " | " << r.grad << " | "
+    std::cout << "| `" << r.op << "` | " << r.family << " | " << join(r.kernels, ", ") << " | " << r.ascend << " | "
+              << r.grad << " | "
               << yes_no(r.first_order) << " | " << yes_no(r.second_order) << " |\n";
   }
 }

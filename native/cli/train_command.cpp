@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "bprop/device.h"
 #include "bprop/dist.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"
@@ -179,7 +180,9 @@ std::ostream& null_stream() {
 
 }  // namespace
 
-int train_command(const std::vector<std::string>& args) {
+int train_command(const std::vector<std::string>& given) {
+  std::vector<std::string> args = given;
+  take_device_option(args);
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
       std::cout << kTrainHelp;
@@ -312,6 +315,7 @@ int train_command(const std::vector<std::string>& args) {
             << " lr " << opts.lr << (opts.optimizer == "sgd" ? " momentum " + fixed(opts.momentum, 2) : "") << " ("
             << opts.schedule << " schedule)"
             << ", seed " << opts.seed << ", " << cpu::num_threads() << " threads"
+            << (default_device().is_cpu() ? "" : ", on " + default_device().str())
             << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "") << std::endl;
 
   ProgressBar bar;

@@ -21,13 +21,14 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Correct predictions among (n, classes) float32 logits.
+// Correct predictions among (n, classes) float32 logits (read on the host: a copy when they live on a device).
 int64_t count_correct(const Tensor& logits, const Tensor& labels) {
-  const Tensor lg = logits.dtype() == DType::Float32 ? logits : convert(logits, DType::Float32);
+  const Tensor lg = convert(logits.cpu(), DType::Float32);
+  const Tensor host_labels = labels.cpu();
   const int64_t n = lg.shape()[0];
   const int64_t c = lg.shape()[1];
   const float* p = lg.data<float>();
-  const int32_t* y = labels.data<int32_t>();
+  const int32_t* y = host_labels.data<int32_t>();
   int64_t correct = 0;
   for (int64_t i = 0; i < n; ++i) {
     const float* row = p + i * c;

@@ -6,6 +6,7 @@
 #include "bprop/errors.h"
 #include "bprop/grad.h"
 #include "bprop/context.h"
+#include "bprop/device.h"
 #include "bprop/jit.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"

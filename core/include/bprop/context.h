@@ -7,17 +7,20 @@
 #pragma once
 #include <string>
 
+#include "bprop/tensor.h"
+
 namespace bprop {
 
 enum class Mode { PyNative, Graph };
 
 struct Context {
   Mode mode = Mode::PyNative;
-  /// Where ops run: "CPU" (the only backend of this build).
-  std::string device_target = "CPU";
+  /// Where ops without device inputs run, and where host tensors meeting a device tensor move (MindSpore's
+  /// device_target and device_id): Device::cpu(), or Device::ascend(N) in native builds with an NPU.
+  Device device{};
 };
 
-/// Sets the process-wide context; ValueError for a device this build does not have.
+/// Sets the process-wide context; ValueError for a device this build or host does not have (the message says why).
 void set_context(const Context& context);
 Context get_context();
 

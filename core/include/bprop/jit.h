@@ -79,6 +79,8 @@ class JitFn {
   struct State;
   std::shared_ptr<const graph::Graph> compiled(const std::vector<Tensor>& args) const;
   bool differentiable_call(const std::vector<Tensor>& args, Value& result) const;
+  /// True when the call involves a device (its arguments, or the context's device): it then runs eagerly.
+  bool uses_device(const std::vector<Tensor>& args) const;
   Fn fn_;
   JitOptions options_;
   std::shared_ptr<State> state_;

@@ -35,8 +35,9 @@ struct InferCtx {
   [[noreturn]] void value_error(const std::string& what) const;
 };
 
-/// What a kernel sees: inputs, attributes and the output, allocated with the inferred shape and dtype.
-/// A kernel may instead point `out` at an input's storage (reshape-like ops), never at new shapes.
+/// What a kernel sees: inputs, attributes and the output, allocated with the inferred shape and dtype on the
+/// device the op runs on. A kernel may instead point `out` at an input's storage (reshape-like ops), never at new
+/// shapes.
 struct KernelCtx {
   const OpDef& op;
   const std::vector<Tensor>& inputs;
@@ -44,6 +45,7 @@ struct KernelCtx {
   const Shape& out_shape;
   DType out_dtype;
   Tensor& out;  // allocated unless the op sets allocates_output = false (then the kernel sets it)
+  Device device{};  // where inputs and output live (a device kernel finds its stream from it)
 };
 
 /// What a bprop sees, MindSpore's convention: the op's inputs, its output `out`, and the cotangent `dout`.
@@ -92,7 +94,9 @@ struct OpDef {
   std::array<KernelFn, kNumBackends> kernels{};
   BpropFn bprop;
   bool no_grad = false;  // not differentiable: the output carries no gradient
-  bool allocates_output = true;  // false for ops whose kernel returns a view of an input (reshape, identity)
+  /// False for ops whose kernel returns a view of an input (reshape, identity) or computes with other ops
+  /// (composites). Such kernels read no element on the host, so they serve every device as they are.
+  bool allocates_output = true;
   std::string family;    // unary, binary, ... (for the coverage matrix)
   /// Elementwise ops without attributes: the array functions their kernel runs, which graph mode fuses.
   ElementwiseDef elementwise;

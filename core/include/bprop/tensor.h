@@ -1,4 +1,4 @@
-// Tensor: a shape, a dtype and a reference-counted contiguous row-major buffer on one backend.
+// Tensor: a shape, a dtype and a reference-counted contiguous row-major buffer on one device.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,26 +20,43 @@ enum class Backend : uint8_t { CPU = 0, Ascend = 1, Graph = 2 };
 inline constexpr int kNumBackends = 3;
 const char* backend_name(Backend b);
 
-/// A raw buffer. Buffers of up to 64 bytes live inside the object, max_align_t aligned (no second allocation for
-/// scalars and tiny tensors); larger ones are 64-byte aligned. Live storages are counted so bindings can report
-/// memory use.
+/// One device of a backend: the CPU, or NPU `index` of an Ascend host ("ascend:1").
+struct Device {
+  Backend backend = Backend::CPU;
+  int index = 0;
+  static Device cpu() { return {}; }
+  static Device ascend(int index = 0) { return {Backend::Ascend, index}; }
+  bool operator==(const Device&) const = default;
+  bool is_cpu() const { return backend == Backend::CPU; }
+  /// "cpu", "ascend:0", "graph"
+  std::string str() const;
+};
+/// "cpu", "ascend", "ascend:N", "npu[:N]" (case-insensitive); ValueError naming the text otherwise.
+Device parse_device(const std::string& text);
+
+/// A raw buffer. On the CPU, buffers of up to 64 bytes live inside the object, max_align_t aligned (no second
+/// allocation for scalars and tiny tensors); larger ones are 64-byte aligned. On a device, `data()` is a device
+/// address (never dereferenced on the host) from that backend's allocator (bprop/device.h). Live storages are
+/// counted so bindings can report memory use.
 class Storage {
  public:
-  Storage(size_t bytes, Backend backend);
+  Storage(size_t bytes, Device device);
+  Storage(size_t bytes, Backend backend) : Storage(bytes, Device{backend, 0}) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data() { return data_; }
   const void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
-  Backend backend() const { return backend_; }
+  Backend backend() const { return device_.backend; }
+  Device device() const { return device_; }
 
  private:
   static constexpr size_t kInline = 64;
   alignas(std::max_align_t) unsigned char inline_[kInline];
   void* data_;
   size_t bytes_;
-  Backend backend_;
+  Device device_;
 };
 
 struct MemoryStats {
@@ -63,6 +80,7 @@ struct TensorImpl {
   DType dtype = DType::Float32;
   int64_t numel = 0;
   std::shared_ptr<Storage> storage;
+  size_t offset = 0;  // bytes from the start of the storage (views into a bucket or an arena)
   SmallVector<autodiff::TraceEntry, 2> trace;  // one entry per grad level this value is differentiated at
   // Parameter fields (a Parameter is a Tensor whose impl carries a name).
   std::string name;
@@ -75,10 +93,13 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  /// Uninitialised tensor of shape/dtype on `backend`. The shape is checked against bprop/limits.h (checked_numel)
+  /// Uninitialised tensor of shape/dtype on `device`. The shape is checked against bprop/limits.h (checked_numel)
   /// and a failed allocation is a MemoryError naming the shape and the bytes; `for_op`, when given, is the op
   /// whose output this is, named in those errors.
-  static Tensor empty(const Shape& shape, DType dtype, Backend backend = Backend::CPU, const std::string& for_op = {});
+  static Tensor empty(const Shape& shape, DType dtype, Device device = {}, const std::string& for_op = {});
+  static Tensor empty(const Shape& shape, DType dtype, Backend backend, const std::string& for_op = {}) {
+    return empty(shape, dtype, Device{backend, 0}, for_op);
+  }
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl_->shape; }
@@ -86,10 +107,13 @@ class Tensor {
   int64_t numel() const { return impl_->numel; }
   DType dtype() const { return impl_->dtype; }
   Backend backend() const { return impl_->storage->backend(); }
+  Device device() const { return impl_->storage->device(); }
   size_t nbytes() const { return static_cast<size_t>(impl_->numel) * dtype_size(impl_->dtype); }
 
-  void* raw_data() { return impl_->storage->data(); }
-  const void* raw_data() const { return impl_->storage->data(); }
+  /// The elements' address: host memory on the CPU, a device address on a device (read those with to_vector(),
+  /// item() or cpu(), which copy).
+  void* raw_data() { return static_cast<unsigned char*>(impl_->storage->data()) + impl_->offset; }
+  const void* raw_data() const { return static_cast<const unsigned char*>(impl_->storage->data()) + impl_->offset; }
   template <typename T> T* data() { return static_cast<T*>(raw_data()); }
   template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
 
@@ -102,8 +126,13 @@ class Tensor {
   Tensor detach() const;
   /// Same storage, another shape of the same element count (no autodiff: use ops::reshape for that).
   Tensor view(const Shape& shape) const;
-  /// A copy with its own storage, no autodiff history.
+  /// A copy with its own storage on the same device, no autodiff history.
   Tensor clone() const;
+  /// This tensor's values on `device`: itself when already there, else a copy (no autodiff history; use
+  /// ops for differentiable transfers). Copies to the host wait for the device's queued work.
+  Tensor to(Device device) const;
+  /// to(Device::cpu()): how the host reads a device tensor.
+  Tensor cpu() const { return to(Device::cpu()); }
 
   std::string to_string(int max_elements = 64) const;
 

@@ -32,8 +32,9 @@ void expect_bitwise_equal(const Tensor& got, const Tensor& want) {
 TEST(Context, DefaultsToPyNativeAndRefusesUnknownDevices) {
   EXPECT_EQ(get_context().mode, Mode::PyNative);
   Context npu;
-  npu.device_target = "Ascend";
+  npu.device = Device::ascend(7);  // no NPU here, and not seven of them anywhere this runs
   EXPECT_THROW(set_context(npu), ValueError);
+  EXPECT_EQ(get_context().device, Device::cpu());
   EXPECT_STREQ(mode_name(Mode::Graph), "graph");
 }
 

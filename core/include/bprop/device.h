@@ -1,0 +1,86 @@
+// Device backends: what a backend other than the CPU provides to the core (memory, copies, a stream to order work
+// on), and how ops reach it. Ops dispatch on their inputs' device; an op with no kernel for a device runs its CPU
+// kernel with a host round trip, counted per op (fallback_counts).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bprop/tensor.h"
+
+namespace bprop {
+
+/// One device backend (the Ascend backend in native builds). Methods take the device index; every failure is a
+/// bprop::Error naming the device and the call.
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual Backend backend() const = 0;
+  /// Devices present (0 when the runtime is there but has none).
+  virtual int device_count() = 0;
+  /// Device memory of at least `bytes` (from a caching allocator: no runtime allocation per op).
+  virtual void* allocate(int index, size_t bytes) = 0;
+  /// Gives memory back; queued work that still uses it runs first (stream order), the runtime sees it later.
+  virtual void release(int index, void* ptr, size_t bytes) noexcept = 0;
+  /// Host <- device; waits for the device's queued work.
+  virtual void copy_to_host(int index, void* host, const void* device_ptr, size_t bytes) = 0;
+  /// Device <- host; `host` may be reused as soon as this returns.
+  virtual void copy_from_host(int index, void* device_ptr, const void* host, size_t bytes) = 0;
+  /// Device <- device on one device, ordered after queued work.
+  virtual void copy_on_device(int index, void* dst, const void* src, size_t bytes) = 0;
+  /// Waits for every queued operation on the device.
+  virtual void synchronize(int index) = 0;
+};
+
+/// The backend for `b`, loading it on first use; ValueError when this build or this host has none (the message
+/// says why, e.g. which library failed to load). CPU and Graph have none.
+DeviceBackend& device_backend(Backend b);
+/// True when the backend for `b` loads (never throws).
+bool device_backend_available(Backend b);
+
+/// How many times each op ran its CPU kernel for a device tensor since the last reset (no device kernel, or the
+/// device kernel declined the dtype/attributes).
+std::map<std::string, int64_t> fallback_counts();
+void reset_fallback_counts();
+
+/// Thrown by a device kernel, before it queues any work, for a case it does not handle (float64 where the device
+/// has none, an attribute it lacks): the dispatcher then runs the CPU kernel with a host round trip.
+struct KernelDeclined {
+  std::string why;
+};
+
+/// The device new ops without device inputs run on (set by set_context; CPU by default).
+Device default_device();
+
+/// `host` (a constant made for `like`) on like's device; unchanged when like is on the CPU or traced (a traced
+/// tensor's constants are graph constants, on the host).
+Tensor on_device_of(const Tensor& like, const Tensor& host);
+
+/// Copies `src` (same shape, any device) into `dst`'s storage in place, converting the dtype.
+void copy_into(Tensor& dst, const Tensor& src);
+
+namespace detail {
+/// Counts one CPU fallback of `op` (thread-safe).
+void count_fallback(const std::string& op);
+
+/// While alive, host tensors that ops of this thread meet go to `device` (instead of the context's device):
+/// the dispatcher sets it around kernels (a composite on a device builds its constants on the host), the
+/// backward around bprops (for the device of the value they differentiate). Nests.
+class PreferDevice {
+ public:
+  explicit PreferDevice(Device device);
+  ~PreferDevice();
+  PreferDevice(const PreferDevice&) = delete;
+  PreferDevice& operator=(const PreferDevice&) = delete;
+
+ private:
+  bool had_;
+  Device saved_;
+};
+/// The device host tensors go to now: the innermost PreferDevice, else the context's device.
+Device preferred_device();
+}  // namespace detail
+
+}  // namespace bprop

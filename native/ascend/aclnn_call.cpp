@@ -1,0 +1,107 @@
+#include "ascend/aclnn_call.h"
+
+#include "bprop/errors.h"
+
+namespace bprop::ascend {
+
+acl::aclDataType acl_dtype(DType dt) {
+  switch (dt) {
+    case DType::Float32: return acl::ACL_FLOAT;
+    case DType::Float64: return acl::ACL_DOUBLE;
+    case DType::Int32: return acl::ACL_INT32;
+    case DType::Bool: return acl::ACL_BOOL;
+  }
+  return acl::ACL_DT_UNDEFINED;
+}
+
+namespace {
+const AclFunctions& fn() { return Runtime::get().lib().fn(); }
+}  // namespace
+
+namespace {
+std::vector<int64_t> row_major(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size());
+  int64_t s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+  return strides;
+}
+}  // namespace
+
+AclTensorArg::AclTensorArg(const Tensor& t)
+    : AclTensorArg(t, std::vector<int64_t>(t.shape().begin(), t.shape().end()),
+                   row_major(std::vector<int64_t>(t.shape().begin(), t.shape().end()))) {}
+
+AclTensorArg::AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+  const int64_t storage = t.numel();
+  p_ = fn().aclCreateTensor(dims.data(), dims.size(), acl_dtype(t.dtype()), strides.data(), 0, acl::ACL_FORMAT_ND,
+                            &storage, 1, const_cast<void*>(t.raw_data()));
+  if (!p_) {
+    throw ValueError("Ascend: aclCreateTensor failed for a tensor of shape " + shape_str(t.shape()) + " " +
+                     dtype_name(t.dtype()) + ": " + Runtime::get().lib().recent_error());
+  }
+}
+
+AclTensorArg::~AclTensorArg() {
+  if (p_) fn().aclDestroyTensor(p_);
+}
+
+AclScalarArg::AclScalarArg(double value, DType dtype) {
+  void* v = nullptr;
+  switch (dtype) {
+    case DType::Float32: value_.f = static_cast<float>(value); v = &value_.f; break;
+    case DType::Float64: value_.d = value; v = &value_.d; break;
+    case DType::Int32: value_.i = static_cast<int32_t>(value); v = &value_.i; break;
+    case DType::Bool: value_.b = value != 0.0; v = &value_.b; break;
+  }
+  p_ = fn().aclCreateScalar(v, acl_dtype(dtype));
+  if (!p_) throw ValueError("Ascend: aclCreateScalar failed: " + Runtime::get().lib().recent_error());
+}
+
+AclScalarArg::~AclScalarArg() {
+  if (p_) fn().aclDestroyScalar(p_);
+}
+
+AclIntArrayArg::AclIntArrayArg(const std::vector<int64_t>& values) {
+  p_ = fn().aclCreateIntArray(values.data(), values.size());
+  if (!p_) throw ValueError("Ascend: aclCreateIntArray failed: " + Runtime::get().lib().recent_error());
+}
+
+AclIntArrayArg::~AclIntArrayArg() {
+  if (p_) fn().aclDestroyIntArray(p_);
+}
+
+AclBoolArrayArg::AclBoolArrayArg(const bool* values, uint64_t n) {
+  p_ = fn().aclCreateBoolArray(values, n);
+  if (!p_) throw ValueError("Ascend: aclCreateBoolArray failed: " + Runtime::get().lib().recent_error());
+}
+
+AclBoolArrayArg::~AclBoolArrayArg() {
+  if (p_) fn().aclDestroyBoolArray(p_);
+}
+
+namespace detail {
+
+AclnnLaunch::AclnnLaunch(Device device, const std::string& op)
+    : dev(Runtime::get().device(device.index)), pair(Runtime::get().lib().aclnn(op)), name(op) {
+  dev.bind();
+}
+
+void AclnnLaunch::check(acl::aclnnStatus status, const char* phase) const {
+  if (status == 0) return;
+  throw ValueError("Ascend: aclnn" + name + (std::string(phase).empty() ? "" : std::string(phase)) +
+                   " failed on device " + std::to_string(dev.index()) + " with " +
+                   describe_error(Runtime::get().lib(), status));
+}
+
+void AclnnLaunch::run(uint64_t workspace_size, acl::aclOpExecutor* executor) {
+  void* workspace = workspace_size ? dev.allocate(workspace_size) : nullptr;
+  const acl::aclnnStatus status = pair.launch(workspace, workspace_size, executor, dev.stream());
+  if (workspace) dev.release(workspace);  // reused only by work queued after this launch
+  check(status, "");
+}
+
+}  // namespace detail
+}  // namespace bprop::ascend

@@ -1,0 +1,102 @@
+// Calling an aclnn operator: its arguments as CANN objects (destroyed after the launch, which CANN allows), the
+// two-phase call (workspace size, then the launch on the device's stream with a workspace from the caching
+// allocator), and every failing status reported with the operator, the code and aclGetRecentErrMsg().
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ascend/runtime.h"
+#include "bprop/tensor.h"
+
+namespace bprop::ascend {
+
+/// The ACL dtype of a bprop dtype.
+acl::aclDataType acl_dtype(DType dt);
+
+/// Owners of CANN argument objects.
+class AclTensorArg {
+ public:
+  /// `t` (contiguous, on the device) as an ND aclTensor over its whole storage extent.
+  explicit AclTensorArg(const Tensor& t);
+  /// A strided view of `t`'s elements (a transposed operand): `dims` and `strides` in elements.
+  AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides);
+  ~AclTensorArg();
+  AclTensorArg(const AclTensorArg&) = delete;
+  AclTensorArg& operator=(const AclTensorArg&) = delete;
+  acl::aclTensor* get() const { return p_; }
+
+ private:
+  acl::aclTensor* p_ = nullptr;
+};
+
+class AclScalarArg {
+ public:
+  AclScalarArg(double value, DType dtype);
+  ~AclScalarArg();
+  AclScalarArg(const AclScalarArg&) = delete;
+  AclScalarArg& operator=(const AclScalarArg&) = delete;
+  acl::aclScalar* get() const { return p_; }
+
+ private:
+  union {
+    float f;
+    double d;
+    int32_t i;
+    bool b;
+  } value_{};
+  acl::aclScalar* p_ = nullptr;
+};
+
+class AclIntArrayArg {
+ public:
+  explicit AclIntArrayArg(const std::vector<int64_t>& values);
+  ~AclIntArrayArg();
+  AclIntArrayArg(const AclIntArrayArg&) = delete;
+  AclIntArrayArg& operator=(const AclIntArrayArg&) = delete;
+  acl::aclIntArray* get() const { return p_; }
+
+ private:
+  acl::aclIntArray* p_ = nullptr;
+};
+
+class AclBoolArrayArg {
+ public:
+  AclBoolArrayArg(const bool* values, uint64_t n);
+  ~AclBoolArrayArg();
+  AclBoolArrayArg(const AclBoolArrayArg&) = delete;
+  AclBoolArrayArg& operator=(const AclBoolArrayArg&) = delete;
+  acl::aclBoolArray* get() const { return p_; }
+
+ private:
+  acl::aclBoolArray* p_ = nullptr;
+};
+
+/// Launches aclnn<name> on `device`'s stream: `args` are the operator's arguments before (workspaceSize,
+/// executor). The workspace goes back to the cache right after the launch (stream order keeps it valid).
+template <typename... Args>
+void launch_aclnn(Device device, const std::string& name, Args... args);
+
+namespace detail {
+/// The shared part: the pair for `name`, the status check, the workspace and the launch.
+struct AclnnLaunch {
+  DeviceState& dev;
+  AclnnPair pair;
+  std::string name;
+  AclnnLaunch(Device device, const std::string& name);
+  void check(acl::aclnnStatus status, const char* phase) const;
+  void run(uint64_t workspace_size, acl::aclOpExecutor* executor);
+};
+}  // namespace detail
+
+template <typename... Args>
+void launch_aclnn(Device device, const std::string& name, Args... args) {
+  detail::AclnnLaunch call(device, name);
+  using GetWorkspaceSize = acl::aclnnStatus (*)(Args..., uint64_t*, acl::aclOpExecutor**);
+  uint64_t workspace_size = 0;
+  acl::aclOpExecutor* executor = nullptr;
+  call.check(reinterpret_cast<GetWorkspaceSize>(call.pair.get_workspace_size)(args..., &workspace_size, &executor),
+             "GetWorkspaceSize");
+  call.run(workspace_size, executor);
+}
+
+}  // namespace bprop::ascend

@@ -1,0 +1,50 @@
+// The Ascend backend as the core sees it (bprop::DeviceBackend): loaded on first use of an Ascend device, when it
+// also registers its kernels with the op registry.
+#include <mutex>
+
+#include "ascend/kernels.h"
+#include "ascend/runtime.h"
+#include "bprop/device.h"
+
+namespace bprop::ascend {
+namespace {
+
+class AscendBackend final : public DeviceBackend {
+ public:
+  Backend backend() const override { return Backend::Ascend; }
+  int device_count() override { return Runtime::get().device_count(); }
+  void* allocate(int index, size_t bytes) override { return Runtime::get().device(index).allocate(bytes); }
+  void release(int index, void* ptr, size_t) noexcept override {
+    if (runtime_finalized()) return;  // freed with the device at exit
+    try {
+      Runtime::get().device(index).release(ptr);
+    } catch (...) {  // (the device existed when the memory was allocated)
+    }
+  }
+  void copy_to_host(int index, void* host, const void* dev, size_t bytes) override {
+    Runtime::get().device(index).copy_to_host(host, dev, bytes);
+  }
+  void copy_from_host(int index, void* dev, const void* host, size_t bytes) override {
+    Runtime::get().device(index).copy_from_host(dev, host, bytes);
+  }
+  void copy_on_device(int index, void* dst, const void* src, size_t bytes) override {
+    Runtime::get().device(index).copy_on_device(dst, src, bytes);
+  }
+  void synchronize(int index) override { Runtime::get().device(index).synchronize(); }
+};
+
+}  // namespace
+
+DeviceBackend& load_backend() {
+  static AscendBackend backend;
+  static std::once_flag kernels_registered;
+  Runtime& rt = Runtime::get();  // throws, saying why, until CANN loads
+  std::call_once(kernels_registered, [&rt] {
+    for (DeviceKernel& k : aclnn_kernels()) {
+      if (rt.lib().has_aclnn(k.aclnn)) registry().set_kernel(k.op, Backend::Ascend, std::move(k.kernel));
+    }
+  });
+  return backend;
+}
+
+}  // namespace bprop::ascend

@@ -1,0 +1,265 @@
+// The ops that run as aclnn kernels on the NPU. A kernel declines (KernelDeclined, before queuing anything) what
+// the NPU or its aclnn operator does not do the way the op is defined: float64 where the NPU has none (Matmul,
+// Relu, Tanh), integer division, empty tensors; the dispatcher then runs the CPU kernel with a host round trip.
+// Every other op, with no entry here, does that too (counted per op: bprop::fallback_counts()).
+#include "ascend/kernels.h"
+
+#include <optional>
+#include <variant>
+
+#include "ascend/aclnn_call.h"
+#include "bprop/device.h"
+#include "ops/op_helpers.h"
+
+namespace bprop::ascend {
+namespace {
+
+using acl::aclTensor;
+
+[[noreturn]] void decline(const std::string& why) { throw KernelDeclined{why}; }
+
+// Every input and the output of one float dtype (float64 too unless the NPU operator has none), none empty.
+void require_float(const KernelCtx& c, bool has_double = true) {
+  for (const Tensor& t : c.inputs) {
+    if (t.defined() && t.dtype() != c.out_dtype) decline("mixed dtypes");
+    if (t.defined() && t.numel() == 0) decline("an empty tensor");
+  }
+  if (c.out_dtype != DType::Float32 && !(has_double && c.out_dtype == DType::Float64)) {
+    decline(std::string(dtype_name(c.out_dtype)) + " is not supported by the NPU operator");
+  }
+}
+
+// Float or int32, one dtype throughout (add, sub, mul, sum: integers wrap on both sides).
+void require_numeric(const KernelCtx& c) {
+  for (const Tensor& t : c.inputs) {
+    if (t.defined() && t.dtype() != c.out_dtype) decline("mixed dtypes");
+    if (t.defined() && t.numel() == 0) decline("an empty tensor");
+  }
+  if (c.out_dtype == DType::Bool) decline("bool arithmetic");
+}
+
+template <const char* Name>
+void unary(KernelCtx& c, bool has_double) {
+  require_float(c, has_double);
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  launch_aclnn(c.device, Name, static_cast<const aclTensor*>(x.get()), out.get());
+}
+
+// aclnnAdd/Sub(self, other, alpha, out): alpha 1.
+void add_sub(KernelCtx& c, const char* name) {
+  require_numeric(c);
+  AclTensorArg x(c.inputs[0]), y(c.inputs[1]), out(c.out);
+  AclScalarArg one(1.0, c.out_dtype);
+  launch_aclnn(c.device, name, static_cast<const aclTensor*>(x.get()), static_cast<const aclTensor*>(y.get()),
+               static_cast<const acl::aclScalar*>(one.get()), out.get());
+}
+
+void binary(KernelCtx& c, const char* name) {
+  AclTensorArg x(c.inputs[0]), y(c.inputs[1]), out(c.out);
+  launch_aclnn(c.device, name, static_cast<const aclTensor*>(x.get()), static_cast<const aclTensor*>(y.get()),
+               out.get());
+}
+
+// sum / mean over the op's axes: aclnnReduceSum / aclnnMean(self, dims, keepdim, dtype, out).
+void reduce(KernelCtx& c, const char* name) {
+  const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), c.inputs[0].dim());
+  if (axes.empty() && c.inputs[0].dim() > 0) decline("no axis to reduce");  // (an empty list means all to aclnn)
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg dims(axes);
+  launch_aclnn(c.device, name, static_cast<const aclTensor*>(x.get()), static_cast<const acl::aclIntArray*>(dims.get()),
+               c.attrs.get_bool("keepdims"), acl_dtype(c.out_dtype), out.get());
+}
+
+// The last two dimensions of `t` swapped, as a strided view (no copy).
+AclTensorArg transposed_view(const Tensor& t) {
+  std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
+  std::vector<int64_t> strides(dims.size());
+  int64_t s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+  const size_t r = dims.size();
+  std::swap(dims[r - 1], dims[r - 2]);
+  std::swap(strides[r - 1], strides[r - 2]);
+  return AclTensorArg(t, dims, strides);
+}
+
+// matmul / matmul_t: aclnnMatmul with cubeMathType KEEP_DTYPE, so float32 products stay float32 on the cube unit
+// (ALLOW_FP32_DOWN_PRECISION would be faster, at HF32's 10-bit mantissa). The NPU's Matmul has no float64.
+void matmul(KernelCtx& c, bool ta, bool tb) {
+  require_float(c, /*has_double=*/false);
+  const Tensor& a = c.inputs[0];
+  const Tensor& b = c.inputs[1];
+  const AclTensorArg av = ta ? transposed_view(a) : AclTensorArg(a);
+  const AclTensorArg bv = tb ? transposed_view(b) : AclTensorArg(b);
+  AclTensorArg out(c.out);
+  launch_aclnn(c.device, "Matmul", static_cast<const aclTensor*>(av.get()), static_cast<const aclTensor*>(bv.get()),
+               out.get(), static_cast<int8_t>(acl::KEEP_DTYPE));
+}
+
+void softmax(KernelCtx& c, const char* name) {
+  require_float(c);
+  int64_t axis = c.attrs.get_int("axis");
+  if (axis < 0) axis += c.inputs[0].dim();
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  launch_aclnn(c.device, name, static_cast<const aclTensor*>(x.get()), axis, out.get());
+}
+
+// cast: float <-> float, and int32/bool to anything. float -> int32 (NaN, out-of-range) is the CPU's definition.
+void cast(KernelCtx& c) {
+  const DType from = c.inputs[0].dtype();
+  if (c.inputs[0].numel() == 0) decline("an empty tensor");
+  if (is_float(from) && c.out_dtype == DType::Int32) decline("float to int32");
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  launch_aclnn(c.device, "Cast", static_cast<const aclTensor*>(x.get()), acl_dtype(c.out_dtype), out.get());
+}
+
+// ---- convolution, pooling, batch norm (NCHW) ----
+
+std::vector<int64_t> pair_attr(const KernelCtx& c, const char* name) { return c.attrs.get_ints(name); }
+
+struct ConvArgs {
+  AclIntArrayArg stride, padding, dilation, output_padding;
+  int64_t groups;
+  explicit ConvArgs(const KernelCtx& c)
+      : stride(pair_attr(c, "stride")), padding(pair_attr(c, "padding")), dilation(pair_attr(c, "dilation")),
+        output_padding({0, 0}), groups(c.attrs.get_int("groups")) {}
+};
+
+// conv2d(x, w, bias?): aclnnConvolution, not transposed, KEEP_DTYPE (the NPU's Convolution has no float64).
+void conv2d(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  ConvArgs a(c);
+  AclTensorArg x(c.inputs[0]), w(c.inputs[1]), out(c.out);
+  std::optional<AclTensorArg> bias;
+  if (c.inputs.size() > 2 && c.inputs[2].defined()) bias.emplace(c.inputs[2]);
+  launch_aclnn(c.device, "Convolution", static_cast<const aclTensor*>(x.get()), static_cast<const aclTensor*>(w.get()),
+               static_cast<const aclTensor*>(bias ? bias->get() : nullptr),
+               static_cast<const acl::aclIntArray*>(a.stride.get()), static_cast<const acl::aclIntArray*>(a.padding.get()),
+               static_cast<const acl::aclIntArray*>(a.dilation.get()), false,
+               static_cast<const acl::aclIntArray*>(a.output_padding.get()), a.groups, out.get(),
+               static_cast<int8_t>(acl::KEEP_DTYPE));
+}
+
+// conv2d_input_grad(dout, w) / conv2d_weight_grad(x, dout): aclnnConvolutionBackward with one output asked for.
+// The operator takes the input and the weight as tensors; the one the op does not have (only its shape is used)
+// is an uninitialised device tensor of that shape.
+void conv2d_backward(KernelCtx& c, bool input_grad) {
+  require_float(c, /*has_double=*/false);
+  ConvArgs a(c);
+  const Tensor& dout = input_grad ? c.inputs[0] : c.inputs[1];
+  const std::vector<int64_t> other_shape = c.attrs.get_ints(input_grad ? "x_shape" : "w_shape");
+  const Tensor other = Tensor::empty(Shape(other_shape.begin(), other_shape.end()), c.out_dtype, c.device);
+  const Tensor& x = input_grad ? other : c.inputs[0];
+  const Tensor& w = input_grad ? c.inputs[1] : other;
+  AclTensorArg dy(dout), xa(x), wa(w), out(c.out);
+  const bool mask[3] = {input_grad, !input_grad, false};
+  AclBoolArrayArg output_mask(mask, 3);
+  AclIntArrayArg bias_sizes({w.shape()[0]});
+  launch_aclnn(c.device, "ConvolutionBackward", static_cast<const aclTensor*>(dy.get()),
+               static_cast<const aclTensor*>(xa.get()), static_cast<const aclTensor*>(wa.get()),
+               static_cast<const acl::aclIntArray*>(bias_sizes.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
+               static_cast<const acl::aclIntArray*>(a.padding.get()), static_cast<const acl::aclIntArray*>(a.dilation.get()),
+               false, static_cast<const acl::aclIntArray*>(a.output_padding.get()), static_cast<int>(a.groups),
+               static_cast<const acl::aclBoolArray*>(output_mask.get()), static_cast<int8_t>(acl::KEEP_DTYPE),
+               input_grad ? out.get() : nullptr, input_grad ? nullptr : out.get(), static_cast<aclTensor*>(nullptr));
+}
+
+struct PoolArgs {
+  AclIntArrayArg kernel, stride, padding, dilation;
+  explicit PoolArgs(const KernelCtx& c)
+      : kernel(pair_attr(c, "kernel_size")),
+        stride(std::holds_alternative<std::monostate>(c.attrs.get("stride")) ? pair_attr(c, "kernel_size")
+                                                                            : pair_attr(c, "stride")),
+        padding(pair_attr(c, "padding")), dilation({1, 1}) {}
+};
+
+// The window maxima and their flat positions in each (H, W) plane: aclnnMaxPool2dWithIndices.
+void max_pool_with_indices(const KernelCtx& c, const Tensor& x, const Tensor& out, const Tensor& indices) {
+  PoolArgs a(c);
+  AclTensorArg xa(x), o(out), idx(indices);
+  launch_aclnn(c.device, "MaxPool2dWithIndices", static_cast<const aclTensor*>(xa.get()),
+               static_cast<const acl::aclIntArray*>(a.kernel.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
+               static_cast<const acl::aclIntArray*>(a.padding.get()), static_cast<const acl::aclIntArray*>(a.dilation.get()),
+               false, o.get(), idx.get());
+}
+
+void max_pool2d(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  const Tensor indices = Tensor::empty(c.out_shape, DType::Int32, c.device);
+  max_pool_with_indices(c, c.inputs[0], c.out, indices);
+}
+
+// max_pool2d_grad(dout, x): the positions again (the forward's are not kept), then the scatter of dout.
+void max_pool2d_grad(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  const Tensor& dout = c.inputs[0];
+  const Tensor& x = c.inputs[1];
+  const Tensor pooled = Tensor::empty(dout.shape(), c.out_dtype, c.device);
+  const Tensor indices = Tensor::empty(dout.shape(), DType::Int32, c.device);
+  max_pool_with_indices(c, x, pooled, indices);
+  PoolArgs a(c);
+  AclTensorArg dy(dout), xa(x), idx(indices), out(c.out);
+  launch_aclnn(c.device, "MaxPool2dWithIndicesBackward", static_cast<const aclTensor*>(dy.get()),
+               static_cast<const aclTensor*>(xa.get()), static_cast<const aclTensor*>(idx.get()),
+               static_cast<const acl::aclIntArray*>(a.kernel.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
+               static_cast<const acl::aclIntArray*>(a.padding.get()), static_cast<const acl::aclIntArray*>(a.dilation.get()),
+               false, out.get());
+}
+
+// batch_norm(x, weight?, bias?): normalisation with the batch's statistics (the op has no running statistics:
+// the layer updates those with ops), aclnnBatchNorm in training mode without running tensors.
+void batch_norm(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  const Tensor& x = c.inputs[0];
+  const int64_t channels = x.shape()[1];
+  const Tensor save_mean = Tensor::empty({channels}, DType::Float32, c.device);
+  const Tensor save_invstd = Tensor::empty({channels}, DType::Float32, c.device);
+  AclTensorArg xa(x), out(c.out), sm(save_mean), si(save_invstd);
+  std::optional<AclTensorArg> w, b;
+  if (c.inputs.size() > 1 && c.inputs[1].defined()) w.emplace(c.inputs[1]);
+  if (c.inputs.size() > 2 && c.inputs[2].defined()) b.emplace(c.inputs[2]);
+  launch_aclnn(c.device, "BatchNorm", static_cast<const aclTensor*>(xa.get()),
+               static_cast<const aclTensor*>(w ? w->get() : nullptr), static_cast<const aclTensor*>(b ? b->get() : nullptr),
+               static_cast<aclTensor*>(nullptr), static_cast<aclTensor*>(nullptr), true, 0.1, c.attrs.get_float("eps"),
+               out.get(), sm.get(), si.get());
+}
+
+constexpr char kNeg[] = "Neg", kExp[] = "Exp", kLog[] = "Log", kSqrt[] = "Sqrt", kTanh[] = "Tanh",
+               kSigmoid[] = "Sigmoid", kRelu[] = "Relu";
+
+}  // namespace
+
+std::vector<DeviceKernel> aclnn_kernels() {
+  return {
+      {"add", "Add", [](KernelCtx& c) { add_sub(c, "Add"); }},
+      {"sub", "Sub", [](KernelCtx& c) { add_sub(c, "Sub"); }},
+      {"mul", "Mul", [](KernelCtx& c) { require_numeric(c); binary(c, "Mul"); }},
+      {"div", "Div", [](KernelCtx& c) { require_float(c); binary(c, "Div"); }},
+      {"pow", "PowTensorTensor", [](KernelCtx& c) { require_float(c); binary(c, "PowTensorTensor"); }},
+      {"neg", "Neg", [](KernelCtx& c) { unary<kNeg>(c, true); }},
+      {"exp", "Exp", [](KernelCtx& c) { unary<kExp>(c, true); }},
+      {"log", "Log", [](KernelCtx& c) { unary<kLog>(c, true); }},
+      {"sqrt", "Sqrt", [](KernelCtx& c) { unary<kSqrt>(c, true); }},
+      {"tanh", "Tanh", [](KernelCtx& c) { unary<kTanh>(c, false); }},
+      {"sigmoid", "Sigmoid", [](KernelCtx& c) { unary<kSigmoid>(c, true); }},
+      {"relu", "Relu", [](KernelCtx& c) { unary<kRelu>(c, false); }},
+      {"sum", "ReduceSum", [](KernelCtx& c) { require_numeric(c); reduce(c, "ReduceSum"); }},
+      {"mean", "Mean", [](KernelCtx& c) { require_float(c); reduce(c, "Mean"); }},
+      {"matmul", "Matmul", [](KernelCtx& c) { matmul(c, false, false); }},
+      {"matmul_t", "Matmul",
+       [](KernelCtx& c) { matmul(c, c.attrs.get_bool("transpose_a"), c.attrs.get_bool("transpose_b")); }},
+      {"softmax", "Softmax", [](KernelCtx& c) { softmax(c, "Softmax"); }},
+      {"log_softmax", "LogSoftmax", [](KernelCtx& c) { softmax(c, "LogSoftmax"); }},
+      {"cast", "Cast", cast},
+      {"conv2d", "Convolution", conv2d},
+      {"conv2d_input_grad", "ConvolutionBackward", [](KernelCtx& c) { conv2d_backward(c, true); }},
+      {"conv2d_weight_grad", "ConvolutionBackward", [](KernelCtx& c) { conv2d_backward(c, false); }},
+      {"max_pool2d", "MaxPool2dWithIndices", max_pool2d},
+      {"max_pool2d_grad", "MaxPool2dWithIndicesBackward", max_pool2d_grad},
+      {"batch_norm", "BatchNorm", batch_norm},
+  };
+}
+
+}  // namespace bprop::ascend

@@ -1,0 +1,44 @@
+# Trains the CNN on the same Fashion-MNIST subset on the CPU and on the (fake) NPU and checks that the test loss
+# agrees to 1e-3 relative and the test accuracy to one image (only summation orders differ).
+#   cmake -DBPROP=<bprop> -DHOME=<fake CANN folder> -P train_matches_cpu.cmake
+set(args train --model cnn --limit 512 --test-limit 256 --epochs 2 --batch-size 64 --seed 3)
+execute_process(COMMAND ${BPROP} ${args} --out ${CMAKE_CURRENT_BINARY_DIR}/cpu.safetensors
+                OUTPUT_VARIABLE cpu_out ERROR_VARIABLE cpu_err RESULT_VARIABLE cpu_rc)
+set(ENV{ASCEND_HOME_PATH} ${HOME})
+execute_process(COMMAND ${BPROP} ${args} --device ascend --out ${CMAKE_CURRENT_BINARY_DIR}/npu.safetensors
+                OUTPUT_VARIABLE npu_out ERROR_VARIABLE npu_err RESULT_VARIABLE npu_rc)
+if(NOT cpu_rc EQUAL 0 OR NOT npu_rc EQUAL 0)
+  message(FATAL_ERROR "train failed: cpu ${cpu_rc} ${cpu_err}\nnpu ${npu_rc} ${npu_err}\n${npu_out}")
+endif()
+foreach(run cpu npu)
+  string(REGEX MATCHALL "test loss [0-9.]+ acc [0-9.]+%" lines "${${run}_out}")
+  list(GET lines -1 last)
+  string(REGEX REPLACE "test loss ([0-9.]+) acc ([0-9.]+)%" "\\1;\\2" values "${last}")
+  list(GET values 0 ${run}_loss)
+  list(GET values 1 ${run}_acc)
+endforeach()
+message(STATUS "cpu: test loss ${cpu_loss} acc ${cpu_acc}%; npu: test loss ${npu_loss} acc ${npu_acc}%")
+# CMake has no floating point: the printed values have fixed decimals, so compare them as scaled integers.
+string(REPLACE "." "" cpu_l "${cpu_loss}")
+string(REPLACE "." "" npu_l "${npu_loss}")
+math(EXPR diff "${cpu_l} - ${npu_l}")
+if(diff LESS 0)
+  math(EXPR diff "0 - ${diff}")
+endif()
+# four decimals printed: a difference of at most 2 in the last digit of a loss near 1 is about 1e-3 relative.
+if(diff GREATER 2)
+  message(FATAL_ERROR "the NPU run's test loss ${npu_loss} differs from the CPU run's ${cpu_loss}")
+endif()
+string(REPLACE "." "" cpu_a "${cpu_acc}")
+string(REPLACE "." "" npu_a "${npu_acc}")
+math(EXPR adiff "${cpu_a} - ${npu_a}")
+if(adiff LESS 0)
+  math(EXPR adiff "0 - ${adiff}")
+endif()
+# accuracies with two decimals over 256 images: one image is 0.39%, i.e. 39 in these units.
+if(adiff GREATER 39)
+  message(FATAL_ERROR "the NPU run's test accuracy ${npu_acc}% differs from the CPU run's ${cpu_acc}%")
+endif()
+if(NOT npu_out MATCHES "ascend:0")
+  message(FATAL_ERROR "the NPU run does not say it ran on ascend:0:\n${npu_out}")
+endif()
