@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "bprop/device.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
 
@@ -94,6 +95,64 @@ void prepare_program(Graph& g) {
   plan_memory(g);
 }
 
+namespace {
+// An error of a replayed op (data-dependent: an index out of range) names where the op was traced.
+[[noreturn]] void rethrow_located(const Graph& g, const Instruction& ins, const Error& e) {
+  const GraphNode& n =
+      g.nodes[static_cast<size_t>(ins.group >= 0 ? g.groups[static_cast<size_t>(ins.group)].nodes.front() : ins.node)];
+  if (n.where.empty()) throw;
+  throw_error(e.kind(), std::string(e.what()) + " (in the jitted function, traced at " + n.where + ")");
+}
+
+std::vector<Tensor> results_of(const Graph& g, const std::vector<Tensor>& env) {
+  std::vector<Tensor> results;
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Tensor& t = env[static_cast<size_t>(g.output_slots[i])];
+    // A result that is a captured or folded constant is the caller's own copy, as eagerly.
+    results.push_back(g.constant(g.outputs[i]) ? t.clone() : t);
+  }
+  return results;
+}
+}  // namespace
+
+Value run_on_device(const Graph& g, const std::vector<Tensor>& args, Device device, DeviceConstants& constants) {
+  std::vector<Tensor> env(static_cast<size_t>(g.num_slots));
+  for (size_t i = 0; i < g.input_slots.size(); ++i) env[static_cast<size_t>(g.input_slots[i])] = args[i].to(device);
+  {
+    std::lock_guard<std::mutex> lock(constants.mu);
+    for (const auto& [s, t] : g.constant_slots) {
+      if (t.device() == device) {
+        env[static_cast<size_t>(s)] = t;
+      } else if (t.impl()->is_parameter) {  // live: its value now
+        env[static_cast<size_t>(s)] = t.to(device);
+      } else {
+        Tensor& up = constants.uploaded[s];
+        if (!up.defined()) up = t.to(device);
+        env[static_cast<size_t>(s)] = up;
+      }
+    }
+  }
+  std::vector<Tensor> in;
+  for (const Instruction& ins : g.program) {
+    if (ins.group >= 0) throw ValueError("For 'jit', a graph with CPU-fused loops cannot run on " + device.str());
+    const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
+    in.clear();
+    for (int s : ins.inputs) in.push_back(s < 0 ? Tensor() : env[static_cast<size_t>(s)]);
+    try {
+      env[static_cast<size_t>(ins.outputs[0])] = detail::run_on_device(*n.op, in, n.attrs, n.shape, n.dtype, device);
+    } catch (const Error& e) {
+      rethrow_located(g, ins, e);
+    }
+    for (int s : ins.release) env[static_cast<size_t>(s)] = Tensor();
+  }
+  for (size_t i = 0; i < g.updates.size(); ++i) {
+    Tensor param = g.updates[i].first;
+    copy_into(param, env[static_cast<size_t>(g.update_slots[i])]);
+  }
+  size_t next = 0;
+  return rebuild(g.output_template, results_of(g, env), next);
+}
+
 Value run(const Graph& g, const std::vector<Tensor>& args) {
   std::vector<Tensor> env(static_cast<size_t>(g.num_slots));
   for (size_t i = 0; i < g.input_slots.size(); ++i) env[static_cast<size_t>(g.input_slots[i])] = args[i];
@@ -118,10 +177,7 @@ Value run(const Graph& g, const std::vector<Tensor>& args) {
           run_node(n, in, n.op->allocates_output ? arena.output(out, n.shape, n.dtype, n.op->name) : Tensor());
     }
     } catch (const Error& e) {
-      // An error of a replayed op (data-dependent: an index out of range) names where the op was traced.
-      const GraphNode& n = g.nodes[static_cast<size_t>(ins.group >= 0 ? g.groups[static_cast<size_t>(ins.group)].nodes.front() : ins.node)];
-      if (n.where.empty()) throw;
-      throw_error(e.kind(), std::string(e.what()) + " (in the jitted function, traced at " + n.where + ")");
+      rethrow_located(g, ins, e);
     }
     for (int s : ins.release) env[static_cast<size_t>(s)] = Tensor();
   }
@@ -132,14 +188,8 @@ Value run(const Graph& g, const std::vector<Tensor>& args) {
     const Tensor& v = env[static_cast<size_t>(g.update_slots[i])];
     if (v.impl()->storage != param.impl()->storage) std::memcpy(param.raw_data(), v.raw_data(), param.nbytes());
   }
-  std::vector<Tensor> results;
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    const Tensor& t = env[static_cast<size_t>(g.output_slots[i])];
-    // A result that is a captured or folded constant is the caller's own copy, as eagerly.
-    results.push_back(g.constant(g.outputs[i]) ? t.clone() : t);
-  }
   size_t next = 0;
-  return rebuild(g.output_template, results, next);
+  return rebuild(g.output_template, results_of(g, env), next);
 }
 
 }  // namespace bprop::graph

@@ -2,6 +2,9 @@
 // and attributes the trace recorded (no inference, no attribute parsing, no tape), or a fused group's loop; a
 // value is released after the last node that reads it.
 #pragma once
+#include <map>
+#include <mutex>
+
 #include "graph/ir.h"
 
 namespace bprop::graph {
@@ -11,6 +14,17 @@ void prepare_program(Graph& g);
 
 /// The graph's result for these arguments (shaped and typed as the trace's); errors name the op.
 Value run(const Graph& g, const std::vector<Tensor>& args);
+
+/// The host constants of a graph uploaded to one device, once (not Parameters: those are read at every replay).
+struct DeviceConstants {
+  std::mutex mu;
+  std::map<int, Tensor> uploaded;  // by slot
+};
+
+/// The graph's result on `device` (graphs for a device are optimised without CPU fusion): each node's device
+/// kernel queued on the device's stream, or its CPU kernel with a host round trip, with no host synchronisation
+/// between nodes otherwise. Arguments not on the device are moved there.
+Value run_on_device(const Graph& g, const std::vector<Tensor>& args, Device device, DeviceConstants& constants);
 
 /// One node's kernel on concrete inputs; `out`, when given, is where the result goes (a planned buffer).
 Tensor run_node(const GraphNode& n, const std::vector<Tensor>& inputs, Tensor out = {});

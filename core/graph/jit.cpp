@@ -18,6 +18,7 @@ struct JitFn::State {
   std::map<std::string, std::shared_ptr<const graph::Graph>> cache;  // by signature
   std::vector<std::string> last_signature;  // per argument, of the most recent trace
   std::map<std::string, std::shared_ptr<JitFn>> backward;  // per signature: the jitted vjp (grad(jit(f)))
+  std::map<const graph::Graph*, std::unique_ptr<graph::DeviceConstants>> device_constants;  // per device graph
   JitStats stats;
 };
 
@@ -67,9 +68,9 @@ std::string what_changed(const std::vector<std::string>& before, const std::vect
 JitFn::JitFn(Fn fn, JitOptions options)
     : fn_(std::move(fn)), options_(std::move(options)), state_(std::make_shared<State>()) {}
 
-std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& args) const {
+std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& args, Device device) const {
   const std::vector<std::string> parts = signature(args, options_);
-  const std::string key = joined(parts);
+  const std::string key = joined(parts) + (device.is_cpu() ? "" : "on " + device.str());
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (auto it = state_->cache.find(key); it != state_->cache.end()) {
@@ -101,7 +102,8 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   }
   const int64_t traced = static_cast<int64_t>(g->nodes.size());
   for (const auto& [id, t] : g->constants) g->device_constants = g->device_constants || on_a_device(t);
-  if (!g->device_constants) graph::optimize(*g, {options_.optimize, options_.fuse});  // (else never replayed)
+  // (CPU fusion: the fused loops are host code)
+  graph::optimize(*g, {options_.optimize, options_.fuse && device.is_cpu()});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::lock_guard<std::mutex> lock(state_->mu);
@@ -122,12 +124,11 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   return g;
 }
 
-bool JitFn::uses_device(const std::vector<Tensor>& args) const {
-  if (!default_device().is_cpu()) return true;
+Device JitFn::target_device(const std::vector<Tensor>& args) const {
   for (const Tensor& a : args) {
-    if (on_a_device(a)) return true;
+    if (on_a_device(a)) return a.device();
   }
-  return false;
+  return default_device();
 }
 
 Value JitFn::operator()(const std::vector<Tensor>& args) const {
@@ -135,9 +136,8 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
   // eagerly so that the level records it.
   // (Any open level, not only one that differentiates an argument: a Parameter the function reads may be one.)
   if (graph::tracing()) return fn_(args);
-  // Graphs replay on the CPU: work on a device (its tensors, or the context's device) runs eagerly there, op by
-  // op on its stream, until the executor runs device kernels.
-  if (uses_device(args)) {
+  Device device = target_device(args);
+  if (autodiff::recording() && !device.is_cpu()) {  // (the custom op of grad(jit(f)) is host-only for now)
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       ++state_->stats.eager_calls;
@@ -153,21 +153,35 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
     }
     return fn_(args);
   }
-  const std::shared_ptr<const graph::Graph> g = compiled(args);
-  if (g->device_constants) {  // it reads Parameters that live on a device
+  std::shared_ptr<const graph::Graph> g = compiled(args, device);
+  if (device.is_cpu() && g->device_constants) {  // host arguments, Parameters on a device: run there
+    for (const auto& [id, t] : g->constants) {
+      if (on_a_device(t)) device = t.device();
+    }
+    g = compiled(args, device);
+  }
+  if (!device.is_cpu()) {
+    graph::DeviceConstants* uploaded;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
-      ++state_->stats.eager_calls;
+      auto& slot = state_->device_constants[g.get()];
+      if (!slot) slot = std::make_unique<graph::DeviceConstants>();
+      uploaded = slot.get();
     }
-    return fn_(args);
+    const std::vector<Tensor> dynamic = options_.static_argnums.empty() ? args : dynamic_args(args);
+    return graph::run_on_device(*g, dynamic, device, *uploaded);
   }
   // (static arguments are constants of the graph: only the others are passed)
   if (options_.static_argnums.empty()) return graph::run(*g, args);
+  return graph::run(*g, dynamic_args(args));
+}
+
+std::vector<Tensor> JitFn::dynamic_args(const std::vector<Tensor>& args) const {
   std::vector<Tensor> dynamic;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!is_static(options_, i)) dynamic.push_back(args[i]);
   }
-  return graph::run(*g, dynamic);
+  return dynamic;
 }
 
 bool JitFn::differentiable_call(const std::vector<Tensor>& args, Value& result) const {

@@ -11,7 +11,8 @@ namespace bprop::graph {
 namespace {
 
 // Every element of t equals v (for v == 0, with the sign of v's zero when `signed_zero`).
-bool all_equal(const Tensor& t, double v, bool signed_zero = false) {
+bool all_equal(const Tensor& device_or_host, double v, bool signed_zero = false) {
+  const Tensor t = device_or_host.cpu();  // (a constant on a device is read through a copy)
   bool ok = true;
   visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {

@@ -117,8 +117,8 @@ void run_kernel(const KernelFn& kernel, KernelCtx& kctx) {
 // An op on a device: its device kernel, or else (none, or it declined) the CPU kernel on host copies of the
 // inputs, the output copied back. View and composite kernels (allocates_output = false) touch no element on the
 // host and run as they are.
-Tensor run_on_device(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
-                     DType dtype, Device dev) {
+Tensor run_on_device_impl(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
+                          DType dtype, Device dev) {
   Tensor out;
   const KernelFn& device_kernel = op.kernels[static_cast<int>(dev.backend)];
   if (device_kernel || !op.allocates_output) {
@@ -182,7 +182,7 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   std::vector<Tensor> moved;  // the inputs copied to the call's device, when some were not there
   const Device dev = place_inputs(op, inputs, moved);
   if (!dev.is_cpu()) {
-    out = run_on_device(op, moved.empty() ? inputs : moved, normalized, shape, dtype, dev);
+    out = run_on_device_impl(op, moved.empty() ? inputs : moved, normalized, shape, dtype, dev);
   } else {
     const KernelFn& kernel = op.kernels[static_cast<int>(Backend::CPU)];
     if (!kernel) throw UnknownOpError("For '" + op.name + "', there is no kernel for backend 'cpu'");
@@ -209,6 +209,13 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
 Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   return run_op(op, inputs, attrs, nullptr);
 }
+
+namespace detail {
+Tensor run_on_device(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
+                     DType dtype, Device device) {
+  return run_on_device_impl(op, inputs, attrs, shape, dtype, device);
+}
+}  // namespace detail
 
 Tensor call_op(const OpDef& op, std::vector<Tensor>&& inputs, const Attrs& attrs) {
   return run_op(op, inputs, attrs, &inputs);

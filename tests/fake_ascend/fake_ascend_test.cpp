@@ -90,6 +90,21 @@ void expect_near(const std::vector<float>& got, const Vec& want, double tol, con
   }
 }
 
+// Exact equality, where NaN equals NaN.
+template <class T>
+void expect_same(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << what << " [" << i << "] = " << got[i] << ", not NaN";
+        continue;
+      }
+    }
+    EXPECT_EQ(got[i], want[i]) << what << " [" << i << "]";
+  }
+}
+
 // The gradient of sum(r * f(x)) by central differences (exact for the linear functions, up to rounding).
 Vec fd_grad(const std::function<Vec(const Vec&)>& f, Vec x, const Vec& r, double h) {
   Vec g(x.size());
@@ -134,7 +149,9 @@ class Fake : public ::testing::Test {
     for (aclScalar* s : scalars) FN(aclDestroyScalar)(s);
     for (aclIntArray* a : int_arrays) FN(aclDestroyIntArray)(a);
     for (aclBoolArray* a : bool_arrays) FN(aclDestroyBoolArray)(a);
+    for (aclTensorList* l : tensor_lists) FN(aclDestroyTensorList)(l);
     tensors.clear();
+    tensor_lists.clear();
     scalars.clear();
     int_arrays.clear();
     bool_arrays.clear();
@@ -222,6 +239,18 @@ class Fake : public ::testing::Test {
     return a;
   }
 
+  // An aclTensorList of `ts`, which owns them from now on (aclDestroyTensorList destroys them, as in CANN).
+  aclTensorList* tl(const std::vector<aclTensor*>& ts) {
+    const std::vector<const aclTensor*> v(ts.begin(), ts.end());
+    aclTensorList* l = FN(aclCreateTensorList)(v.data(), v.size());
+    EXPECT_NE(l, nullptr) << recent();
+    for (aclTensor* t : ts) {
+      if (auto it = std::find(tensors.begin(), tensors.end(), t); it != tensors.end()) tensors.erase(it);
+    }
+    tensor_lists.push_back(l);
+    return l;
+  }
+
   // GetWorkspaceSize, a workspace of the size asked for, the launch and the stream's synchronisation.
   template <class GetWs, class Launch, class... A>
   int run(GetWs get_ws, Launch launch, A... args) {
@@ -242,6 +271,7 @@ class Fake : public ::testing::Test {
   std::vector<aclScalar*> scalars;
   std::vector<aclIntArray*> int_arrays;
   std::vector<aclBoolArray*> bool_arrays;
+  std::vector<aclTensorList*> tensor_lists;
   std::map<const aclTensor*, Info> info;
 };
 
@@ -1506,6 +1536,509 @@ TEST_F(Fake, BatchNormTrainingEvalAndBackward) {
   EXPECT_NE(recent().find("aclnnBatchNorm: runningMean is nullptr"), std::string::npos);
 }
 
+TEST_F(Fake, MoreElementwiseFunctions) {
+  const std::vector<float> x{-2.5f, -1.5f, -0.5f, 0.0f, 0.5f, 1.5f, 2.5f, 3.7f};
+  const std::vector<float> pos{0.25f, 0.5f, 1.0f, 2.0f, 3.0f, 4.0f, 9.0f, 100.0f};
+  aclTensor* a = tf({2, 4}, x);
+  aclTensor* p = tf({2, 4}, pos);
+  aclTensor* o = ef({2, 4});
+  auto check = [&](const std::vector<float>& in, const std::function<double(double)>& f, const char* what) {
+    Vec w;
+    for (float v : in) w.push_back(f(v));
+    expect_near(gf(o), w, 1e-6, what);
+  };
+  const auto gelu_tanh = [](double v) {
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+  };
+  const auto gelu_erf = [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); };
+  ASSERT_EQ(RUN(Abs, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::fabs(v); }, "abs");
+  ASSERT_EQ(RUN(Sin, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::sin(v); }, "sin");
+  ASSERT_EQ(RUN(Cos, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::cos(v); }, "cos");
+  ASSERT_EQ(RUN(Rsqrt, p, o), ACLNN_SUCCESS) << recent();
+  check(
+      pos, [](double v) { return 1 / std::sqrt(v); }, "rsqrt");
+  ASSERT_EQ(RUN(Reciprocal, p, o), ACLNN_SUCCESS) << recent();
+  check(
+      pos, [](double v) { return 1 / v; }, "reciprocal");
+  ASSERT_EQ(RUN(Sign, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return static_cast<double>((v > 0) - (v < 0)); }, "sign");
+  ASSERT_EQ(RUN(Erf, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::erf(v); }, "erf");
+  ASSERT_EQ(RUN(Log1p, p, o), ACLNN_SUCCESS) << recent();
+  check(
+      pos, [](double v) { return std::log1p(v); }, "log1p");
+  ASSERT_EQ(RUN(Expm1, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::expm1(v); }, "expm1");
+  ASSERT_EQ(RUN(Floor, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::floor(v); }, "floor");
+  ASSERT_EQ(RUN(Ceil, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return std::ceil(v); }, "ceil");
+  ASSERT_EQ(RUN(Round, a, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{-2, -2, -0.0f, 0, 0, 2, 2, 4}));  // half to even, as torch.round
+  // aclnnGelu is CANN's tanh form; aclnnGeluV2 with approximate 0 ("none") is torch's default erf form
+  ASSERT_EQ(RUN(Gelu, a, o), ACLNN_SUCCESS) << recent();
+  check(x, gelu_tanh, "gelu (tanh)");
+  ASSERT_EQ(RUN(GeluV2, a, int64_t{0}, o), ACLNN_SUCCESS) << recent();
+  check(x, gelu_erf, "gelu v2 none (erf)");
+  ASSERT_EQ(RUN(GeluV2, a, int64_t{1}, o), ACLNN_SUCCESS) << recent();
+  check(x, gelu_tanh, "gelu v2 tanh");
+  EXPECT_EQ(RUN(GeluV2, a, int64_t{2}, o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnGeluV2: approximate 2 is not 0 (none: the erf form) or 1 (tanh)");
+  ASSERT_EQ(RUN(Silu, a, o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return v / (1 + std::exp(-v)); }, "silu");
+  // softplus: x where beta * x > threshold (2.5 and 3.7 here; 1.5 * 2 = 3 is not above 3)
+  ASSERT_EQ(RUN(Softplus, a, sf(2), si(3), o), ACLNN_SUCCESS) << recent();
+  check(
+      x, [](double v) { return 2 * v > 3 ? v : std::log1p(std::exp(2 * v)) / 2; }, "softplus");
+  EXPECT_EQ(gf(o)[7], 3.7f);
+  // integers: Abs wraps at the minimum as torch does; Round is the identity
+  aclTensor* n = tensor<int32_t>({4}, {-7, 0, 5, INT32_MIN}, ACL_INT32);
+  aclTensor* on = empty({4}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Abs, n, on), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(on), (std::vector<int32_t>{7, 0, 5, INT32_MIN}));
+  ASSERT_EQ(RUN(Sign, n, on), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(on), (std::vector<int32_t>{-1, 0, 1, -1}));
+  ASSERT_EQ(RUN(Round, n, on), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(on), (std::vector<int32_t>{-7, 0, 5, INT32_MIN}));
+  // DOUBLE
+  aclTensor* d = tensor<double>({4}, {0.5, 1.5, 2.5, -2.5}, ACL_DOUBLE);
+  aclTensor* od = empty({4}, ACL_DOUBLE, 8);
+  ASSERT_EQ(RUN(Round, d, od), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<double>(od), (std::vector<double>{0, 2, 2, -2}));
+  ASSERT_EQ(RUN(Erf, d, od), ACLNN_SUCCESS) << recent();
+  EXPECT_DOUBLE_EQ(get<double>(od)[1], std::erf(1.5));
+  EXPECT_EQ(RUN(Sin, n, on), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnSin: self dtype INT32 is not supported (supported: FLOAT, FLOAT16, DOUBLE, BFLOAT16)");
+}
+
+TEST_F(Fake, MaximumMinimumPropagateNaN) {
+  aclTensor* a = tf({2, 3}, {1, NAN, -3, 4, 5, -INFINITY});
+  aclTensor* b = tf({3}, {2, 0, NAN});
+  aclTensor* o = ef({2, 3});
+  ASSERT_EQ(RUN(Maximum, a, b, o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {2, NAN, NAN, 4, 5, NAN}, "maximum");
+  ASSERT_EQ(RUN(Minimum, a, b, o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {1, NAN, NAN, 2, 0, NAN}, "minimum");
+  ASSERT_EQ(RUN(Minimum, b, a, o), ACLNN_SUCCESS) << recent();  // NaN from either side
+  expect_same(gf(o), {1, NAN, NAN, 2, 0, NAN}, "minimum, swapped");
+  aclTensor* i = tensor<int32_t>({2, 3}, {3, -1, 7, 0, 9, -5}, ACL_INT32);
+  aclTensor* j = tensor<int32_t>({1}, {2}, ACL_INT32);
+  aclTensor* oi = empty({2, 3}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Maximum, i, j, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{3, 2, 7, 2, 9, 2}));
+  ASSERT_EQ(RUN(Minimum, i, j, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{2, -1, 2, 0, 2, -5}));
+  // INT32 and FLOAT promote to FLOAT
+  ASSERT_EQ(RUN(Maximum, i, b, o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {3, 0, NAN, 2, 9, NAN}, "maximum int32/float");
+  EXPECT_EQ(RUN(Maximum, i, b, oi), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnMaximum: out dtype INT32 should be FLOAT");
+  EXPECT_EQ(RUN(Maximum, a, tf({2}, {1, 2}), o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("aclnnMaximum: self shape [2, 3] and other shape [2] do not broadcast"), std::string::npos);
+  aclTensor* d = tensor<double>({2}, {NAN, -1}, ACL_DOUBLE);
+  aclTensor* od = empty({2}, ACL_DOUBLE, 8);
+  ASSERT_EQ(RUN(Maximum, d, tensor<double>({1}, {0.5}, ACL_DOUBLE), od), ACLNN_SUCCESS) << recent();
+  expect_same(get<double>(od), {NAN, 0.5}, "maximum double");
+}
+
+TEST_F(Fake, ComparisonsGiveBool) {
+  const std::vector<float> x{1, 2, NAN, 4, 2, 0}, y{1, 3, NAN};
+  aclTensor* a = tf({2, 3}, x);
+  aclTensor* b = tf({3}, y);
+  aclTensor* o = empty({2, 3}, ACL_BOOL, 1);
+  auto want = [&](bool (*f)(float, float)) {
+    std::vector<uint8_t> w;
+    for (int i = 0; i < 6; ++i) w.push_back(f(x[i], y[i % 3]));
+    return w;
+  };
+  ASSERT_EQ(RUN(EqTensor, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), want([](float p, float q) { return p == q; }));
+  ASSERT_EQ(RUN(NeTensor, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), want([](float p, float q) { return p != q; }));  // NaN != NaN
+  ASSERT_EQ(RUN(GtTensor, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), want([](float p, float q) { return p > q; }));
+  ASSERT_EQ(RUN(GeTensor, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), want([](float p, float q) { return p >= q; }));
+  ASSERT_EQ(RUN(LtTensor, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), want([](float p, float q) { return p < q; }));
+  ASSERT_EQ(RUN(LeTensor, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), want([](float p, float q) { return p <= q; }));
+  EXPECT_EQ(want([](float p, float q) { return p != q; }), (std::vector<uint8_t>{0, 1, 1, 1, 1, 1}));
+  // INT32 (broadcast as a column), BOOL, and INT32 against DOUBLE
+  aclTensor* i = tensor<int32_t>({2, 3}, {5, -1, 7, 0, 9, -5}, ACL_INT32);
+  aclTensor* col = tensor<int32_t>({2, 1}, {5, 0}, ACL_INT32);
+  ASSERT_EQ(RUN(GeTensor, i, col, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o), (std::vector<uint8_t>{1, 0, 1, 1, 1, 0}));
+  aclTensor* p = tensor<uint8_t>({3}, {0, 1, 1}, ACL_BOOL);
+  aclTensor* q = tensor<uint8_t>({3}, {0, 0, 1}, ACL_BOOL);
+  aclTensor* o3 = empty({3}, ACL_BOOL, 1);
+  ASSERT_EQ(RUN(GtTensor, p, q, o3), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o3), (std::vector<uint8_t>{0, 1, 0}));
+  ASSERT_EQ(RUN(EqTensor, p, q, o3), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(o3), (std::vector<uint8_t>{1, 0, 1}));
+  ASSERT_EQ(
+      RUN(LtTensor, tensor<int32_t>({3}, {1, 2, 3}, ACL_INT32), tensor<double>({3}, {1.5, 2.0, 2.5}, ACL_DOUBLE), o3),
+      ACLNN_SUCCESS)
+      << recent();
+  EXPECT_EQ(get<uint8_t>(o3), (std::vector<uint8_t>{1, 0, 0}));
+  EXPECT_EQ(RUN(EqTensor, a, b, ef({2, 3})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnEqTensor: out dtype FLOAT should be BOOL");
+}
+
+TEST_F(Fake, SWhereBroadcastsAllThree) {
+  aclTensor* c = tensor<uint8_t>({2, 1}, {1, 0}, ACL_BOOL);
+  aclTensor* a = tf({3}, {1, 2, 3});
+  aclTensor* b = tf({2, 3}, {10, 20, NAN, 40, 50, 60});
+  aclTensor* o = ef({2, 3});
+  ASSERT_EQ(RUN(SWhere, c, a, b, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{1, 2, 3, 40, 50, 60}));  // a select: the NaN not chosen does not leak
+  aclTensor* cm = tensor<uint8_t>({3}, {0, 1, 0}, ACL_BOOL);
+  aclTensor* i = tensor<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6}, ACL_INT32);
+  aclTensor* z = tensor<int32_t>({1}, {-9}, ACL_INT32);
+  aclTensor* oi = empty({2, 3}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(SWhere, cm, i, z, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{-9, 2, -9, -9, 5, -9}));
+  ASSERT_EQ(RUN(SWhere, cm, i, b, o), ACLNN_SUCCESS) << recent();  // INT32 and FLOAT promote to FLOAT
+  EXPECT_EQ(gf(o)[1], 2.0f);
+  EXPECT_EQ(RUN(SWhere, a, a, b, o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnSWhere: condition dtype FLOAT is not supported (supported: BOOL, UINT8)");
+  EXPECT_EQ(RUN(SWhere, tensor<uint8_t>({2}, {1, 0}, ACL_BOOL), a, b, o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnSWhere: condition shape [2], self shape [3] and other shape [2, 3] do not broadcast");
+}
+
+TEST_F(Fake, ActivationGradients) {
+  // ThresholdBackward selects: an inf or NaN gradient where self <= threshold gives 0
+  aclTensor* g = tf({2, 3}, {1, INFINITY, NAN, 2, -3, 4});
+  aclTensor* x = tf({2, 3}, {-1, 0.5f, 0.5f, 1, 2, 0.25f});
+  aclTensor* gi = ef({2, 3});
+  ASSERT_EQ(RUN(ThresholdBackward, g, x, sf(0.5f), gi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(gi), (std::vector<float>{0, 0, 0, 2, -3, 0}));
+  aclTensor* gint = tensor<int32_t>({3}, {5, 6, 7}, ACL_INT32);
+  aclTensor* xint = tensor<int32_t>({3}, {-1, 0, 3}, ACL_INT32);
+  aclTensor* oint = empty({3}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(ThresholdBackward, gint, xint, si(0), oint), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oint), (std::vector<int32_t>{0, 0, 7}));
+  EXPECT_EQ(RUN(ThresholdBackward, tf({3}, {1, 2, 3}), x, sf(0), gi), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnThresholdBackward: gradOutput shape [3] should be [2, 3]");
+  // TanhBackward and SigmoidBackward from the forward's output
+  const std::vector<float> in = randf(6, 71, -2, 2), gr = randf(6, 72);
+  std::vector<float> th, sg;
+  for (float v : in) {
+    th.push_back(std::tanh(v));
+    sg.push_back(static_cast<float>(1 / (1 + std::exp(-static_cast<double>(v)))));
+  }
+  aclTensor* go = tf({2, 3}, gr);
+  ASSERT_EQ(RUN(TanhBackward, go, tf({2, 3}, th), gi), ACLNN_SUCCESS) << recent();
+  Vec want(6);
+  for (int i = 0; i < 6; ++i) want[i] = gr[i] * (1.0 - double(th[i]) * th[i]);
+  expect_near(gf(gi), want, 1e-6, "tanh backward");
+  ASSERT_EQ(RUN(SigmoidBackward, go, tf({2, 3}, sg), gi), ACLNN_SUCCESS) << recent();
+  for (int i = 0; i < 6; ++i) want[i] = gr[i] * double(sg[i]) * (1.0 - sg[i]);
+  expect_near(gf(gi), want, 1e-6, "sigmoid backward");
+  aclTensor* gd = tensor<double>({2}, {0.5, -2.0}, ACL_DOUBLE);
+  aclTensor* yd = tensor<double>({2}, {0.25, 0.9}, ACL_DOUBLE);
+  aclTensor* od = empty({2}, ACL_DOUBLE, 8);
+  ASSERT_EQ(RUN(SigmoidBackward, gd, yd, od), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<double>(od), (std::vector<double>{0.5 * 0.25 * 0.75, -2.0 * 0.9 * (1 - 0.9)}));
+  EXPECT_EQ(RUN(TanhBackward, go, tensor<double>({2, 3}, Vec(6, 0.5), ACL_DOUBLE), gi), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnTanhBackward: output dtype DOUBLE should be FLOAT");
+}
+
+TEST_F(Fake, ExpandAndPermute) {
+  aclTensor* a = tf({3, 1}, {1, 2, 3});
+  aclTensor* o = ef({2, 3, 4});
+  ASSERT_EQ(RUN(Expand, a, ia({2, -1, 4}), o), ACLNN_SUCCESS) << recent();
+  std::vector<float> want;
+  for (int i = 0; i < 2; ++i)
+    for (float v : {1.0f, 2.0f, 3.0f}) want.insert(want.end(), 4, v);
+  EXPECT_EQ(gf(o), want);
+  aclTensor* b = tensor<uint8_t>({2, 1}, {1, 0}, ACL_BOOL);
+  aclTensor* ob = empty({2, 2}, ACL_BOOL, 1);
+  ASSERT_EQ(RUN(Expand, b, ia({2, 2}), ob), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint8_t>(ob), (std::vector<uint8_t>{1, 1, 0, 0}));
+  aclTensor* i = tensor<int32_t>({}, {7}, ACL_INT32);  // a 0-d tensor to [3]
+  aclTensor* oi = empty({3}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Expand, i, ia({3}), oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{7, 7, 7}));
+  EXPECT_EQ(RUN(Expand, a, ia({3, 2}), ef({3, 2})), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(RUN(Expand, a, ia({2, 2}), ef({2, 2})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnExpand: self shape [3, 1] cannot be expanded to size [2, 2] (dimension 0: 3 to 2)");
+  EXPECT_EQ(RUN(Expand, a, ia({-1, 3, 1}), o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("the new leading dimension 0 must be given"), std::string::npos);
+  EXPECT_EQ(RUN(Expand, a, ia({3}), ef({3})), ACLNN_ERR_PARAM_INVALID);
+  // permute
+  const std::vector<float> x = randf(24, 81);
+  aclTensor* t = tf({2, 3, 4}, x);
+  aclTensor* p = ef({4, 2, 3});
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{2, 0, 1}, std::vector<int64_t>{-1, 0, -2}}) {
+    ASSERT_EQ(RUN(Permute, t, ia(dims), p), ACLNN_SUCCESS) << recent();
+    std::vector<float> w;
+    for (int k = 0; k < 4; ++k)
+      for (int i0 = 0; i0 < 2; ++i0)
+        for (int j = 0; j < 3; ++j) w.push_back(x[(i0 * 3 + j) * 4 + k]);
+    EXPECT_EQ(gf(p), w);
+  }
+  aclTensor* l = tensor<int64_t>({2, 3}, {1, 2, 3, 4, 5, 6}, ACL_INT64);
+  aclTensor* lt = empty({3, 2}, ACL_INT64, 8);
+  ASSERT_EQ(RUN(Permute, l, ia({1, 0}), lt), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int64_t>(lt), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(RUN(Permute, t, ia({0, 0, 1}), p), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnPermute: dims [0, 0, 1] names dimension 0 twice");
+  EXPECT_EQ(RUN(Permute, t, ia({1, 0}), p), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(RUN(Permute, t, ia({2, 0, 1}), ef({2, 3, 4})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnPermute: out shape [2, 3, 4] should be [4, 2, 3]");
+}
+
+TEST_F(Fake, CatOfATensorList) {
+  aclTensor* a = tf({2, 2}, {1, 2, 3, 4});
+  aclTensor* b = tf({2, 1}, {5, 6});
+  aclTensor* c = tf({2, 3}, {7, 8, 9, 10, 11, 12});
+  aclTensor* o = ef({2, 6});
+  ASSERT_EQ(RUN(Cat, tl({a, b, c}), int64_t{-1}, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{1, 2, 5, 7, 8, 9, 3, 4, 6, 10, 11, 12}));
+  aclTensor* d = tf({1, 2}, {-1, -2});
+  aclTensor* e = tensor<int32_t>({2, 2}, {10, 20, 30, 40}, ACL_INT32);
+  aclTensor* o0 = ef({3, 2});
+  ASSERT_EQ(RUN(Cat, tl({d, e}), int64_t{0}, o0), ACLNN_SUCCESS) << recent();  // FLOAT and INT32 give FLOAT
+  EXPECT_EQ(gf(o0), (std::vector<float>{-1, -2, 10, 20, 30, 40}));
+  aclTensor* i1 = tensor<int32_t>({2}, {1, 2}, ACL_INT32);
+  aclTensor* i2 = tensor<int32_t>({0}, {}, ACL_INT32);
+  aclTensor* i3 = tensor<int32_t>({1}, {3}, ACL_INT32);
+  aclTensor* oi = empty({3}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Cat, tl({i1, i2, i3}), int64_t{0}, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(RUN(Cat, tl({tf({2, 2}, {1, 2, 3, 4}), tf({3, 1}, {1, 2, 3})}), int64_t{1}, ef({2, 3})),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnCat: tensors[1] shape [3, 1] does not match tensors[0] shape [2, 2] outside dim 1");
+  EXPECT_EQ(RUN(Cat, tl({tf({1}, {1}), nullptr}), int64_t{0}, ef({2})), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(recent(), "aclnnCat: tensors[1] is nullptr");
+  EXPECT_EQ(RUN(Cat, tl({}), int64_t{0}, ef({2})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnCat: tensors is an empty aclTensorList");
+  EXPECT_EQ(RUN(Cat, static_cast<aclTensorList*>(nullptr), int64_t{0}, ef({2})), ACLNN_ERR_PARAM_NULLPTR);
+}
+
+TEST_F(Fake, TensorListLifetime) {
+  aclTensor* a = tf({2, 2}, {1, 2, 3, 4});
+  aclTensor* b = tf({2, 1}, {5, 6});
+  aclTensorList* l = tl({a, b});
+  aclTensor* o = ef({2, 3});
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(GET_WS(Cat, l, int64_t{1}, o, &ws, &ex), ACLNN_SUCCESS) << recent();
+  EXPECT_DEATH(FN(aclDestroyTensorList)(l),
+               "fake-ascend: aclDestroyTensorList: the aclTensorList 0x[0-9a-f]+ is still used by an aclOpExecutor "
+               "that was not launched yet \\(from aclnnCatGetWorkspaceSize\\)");
+  // the list owns its tensors (CANN: aclDestroyTensorList destroys them): destroying one on its own is a violation
+  EXPECT_DEATH(FN(aclDestroyTensor)(a),
+               "fake-ascend: aclDestroyTensor: the aclTensor 0x[0-9a-f]+ belongs to the aclTensorList 0x[0-9a-f]+");
+  ASSERT_EQ(FN(aclnnCat)(nullptr, 0, ex, stream), ACLNN_SUCCESS) << recent();
+  // after the launch the list may go, and its tensors with it
+  ASSERT_EQ(FN(aclDestroyTensorList)(l), ACLNN_SUCCESS);
+  tensor_lists.pop_back();
+  ASSERT_EQ(FN(aclrtSynchronizeStream)(stream), ACL_SUCCESS);
+  EXPECT_EQ(gf(o), (std::vector<float>{1, 2, 5, 3, 4, 6}));
+  EXPECT_DEATH(FN(aclDestroyTensor)(a), "fake-ascend: aclDestroyTensor: 0x[0-9a-f]+ is not a live aclTensor");
+  EXPECT_DEATH(FN(aclDestroyTensorList)(l),
+               "fake-ascend: aclDestroyTensorList: 0x[0-9a-f]+ is not a live aclTensorList");
+  // a tensor in two lists, or twice in one, would be destroyed twice
+  aclTensor* c = tf({1}, {1});
+  tl({c});
+  EXPECT_DEATH(
+      {
+        const aclTensor* v[] = {c};
+        FN(aclCreateTensorList)(v, 1);
+      },
+      "fake-ascend: aclCreateTensorList: value\\[0\\] \\(the aclTensor 0x[0-9a-f]+\\) already belongs to the "
+      "aclTensorList 0x[0-9a-f]+");
+  aclTensor* d = tf({1}, {1});
+  EXPECT_DEATH(
+      {
+        const aclTensor* v[2];
+        v[0] = v[1] = d;
+        FN(aclCreateTensorList)(v, 2);
+      },
+      "fake-ascend: aclCreateTensorList: value\\[0\\] and value\\[1\\] are the same aclTensor");
+  // errors: nullptr with a size, a destroyed tensor
+  EXPECT_EQ(FN(aclCreateTensorList)(nullptr, 2), nullptr);
+  EXPECT_NE(recent().find("aclCreateTensorList: value is nullptr but size is 2"), std::string::npos);
+  const aclTensor* dead[] = {a};
+  EXPECT_EQ(FN(aclCreateTensorList)(dead, 1), nullptr);
+  EXPECT_NE(recent().find("aclCreateTensorList: value[0] (0x"), std::string::npos);
+  EXPECT_EQ(RUN(Cat, l, int64_t{1}, o), ACLNN_ERR_PARAM_INVALID);  // a destroyed list
+  EXPECT_NE(recent().find("aclnnCat: tensors (0x"), std::string::npos);
+}
+
+Vec extremum_ref(const Vec& x, const Shape& s, const std::vector<int>& dims, bool max) {
+  Shape kept = s;
+  for (int d : dims) kept[d] = 1;
+  Vec r(numel(kept), NAN);
+  std::vector<bool> seen(r.size(), false);
+  const Shape st = contiguous(s), kst = contiguous(kept);
+  for (int64_t i = 0; i < numel(s); ++i) {
+    int64_t o = 0;
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (kept[d] != 1 || s[d] == 1) o += i / st[d] % s[d] * kst[d];
+    }
+    if (!seen[o] || std::isnan(x[i]) || (!std::isnan(r[o]) && (max ? x[i] > r[o] : x[i] < r[o]))) {
+      if (!(seen[o] && std::isnan(r[o]))) r[o] = x[i];
+    }
+    seen[o] = true;
+  }
+  return r;
+}
+
+TEST_F(Fake, AmaxAminArgMax) {
+  const Shape s{2, 3, 4};
+  std::vector<float> x = randf(24, 91);
+  x[20] = NAN;  // [1][2][0]
+  aclTensor* a = tf(s, x);
+  const Vec xd = to_d(x);
+  auto close = [](const std::vector<float>& got, const Vec& want, const char* what) {
+    std::vector<float> w(want.begin(), want.end());
+    expect_same(got, w, what);
+  };
+  aclTensor* o1 = ef({2, 1, 4});
+  ASSERT_EQ(RUN(Amax, a, ia({1}), true, o1), ACLNN_SUCCESS) << recent();
+  EXPECT_GT(last_ws, 0u);
+  close(gf(o1), extremum_ref(xd, s, {1}, true), "amax dim 1 keepdim");
+  EXPECT_TRUE(std::isnan(gf(o1)[4]));  // NaN propagates
+  aclTensor* o2 = ef({3});
+  ASSERT_EQ(RUN(Amin, a, ia({0, -1}), false, o2), ACLNN_SUCCESS) << recent();
+  EXPECT_GT(last_ws, 0u);
+  close(gf(o2), extremum_ref(xd, s, {0, 2}, false), "amin dims 0, -1");
+  aclTensor* o3 = ef({});
+  ASSERT_EQ(RUN(Amax, a, ia({}), false, o3), ACLNN_SUCCESS) << recent();  // empty dim: every axis
+  EXPECT_TRUE(std::isnan(gf(o3)[0]));
+  x[20] = 0.5f;
+  ASSERT_EQ(RUN(Amax, tf(s, x), ia({}), false, o3), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o3)[0], *std::max_element(x.begin(), x.end()));
+  aclTensor* i = tensor<int32_t>({2, 3}, {1, 5, 5, 7, -2, 7}, ACL_INT32);
+  aclTensor* oi = empty({2}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Amax, i, ia({1}), false, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{5, 7}));
+  ASSERT_EQ(RUN(Amin, i, ia({1}), false, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{1, -2}));
+  EXPECT_EQ(RUN(Amax, tf({2, 0}, {}), ia({1}), false, ef({2})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnAmax: self [2, 0] has size 0 in dim 1, which it reduces (no identity)");
+  EXPECT_EQ(RUN(Amax, a, ia({1}), false, oi), ACLNN_ERR_PARAM_INVALID);
+  // ArgMax: the first of tied maxima; NaN counts as the maximum (the first NaN)
+  aclTensor* t = tf({3, 4}, {1, 3, 3, 0, 5, 5, 5, 5, 1, NAN, 7, NAN});
+  aclTensor* idx = empty({3}, ACL_INT64, 8);
+  ASSERT_EQ(RUN(ArgMax, t, int64_t{1}, false, idx), ACLNN_SUCCESS) << recent();
+  EXPECT_GT(last_ws, 0u);
+  EXPECT_EQ(get<int64_t>(idx), (std::vector<int64_t>{1, 0, 1}));
+  aclTensor* idx0 = empty({1, 4}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(ArgMax, t, int64_t{-2}, true, idx0), ACLNN_SUCCESS) << recent();  // INT32 out, keepdim
+  EXPECT_EQ(get<int32_t>(idx0), (std::vector<int32_t>{1, 2, 2, 2}));
+  aclTensor* li = tensor<int64_t>({3}, {(1ll << 60) + 1, (1ll << 60) + 2, (1ll << 60) + 2}, ACL_INT64);
+  aclTensor* one = empty({}, ACL_INT64, 8);
+  ASSERT_EQ(RUN(ArgMax, li, int64_t{0}, false, one), ACLNN_SUCCESS) << recent();  // exact for large INT64
+  EXPECT_EQ(get<int64_t>(one), (std::vector<int64_t>{1}));
+  ASSERT_EQ(RUN(ArgMax, tf({}, {4}), int64_t{0}, false, one), ACLNN_SUCCESS) << recent();  // a 0-d self
+  EXPECT_EQ(get<int64_t>(one), (std::vector<int64_t>{0}));
+  EXPECT_EQ(RUN(ArgMax, t, int64_t{2}, false, idx), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnArgMax: dim 2 is out of range for a 2-d tensor");
+  EXPECT_EQ(RUN(ArgMax, t, int64_t{1}, false, ef({3})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnArgMax: out dtype FLOAT is not supported (supported: INT32, INT64)");
+  EXPECT_EQ(RUN(ArgMax, tf({2, 0}, {}), int64_t{1}, false, idx), ACLNN_ERR_PARAM_INVALID);
+}
+
+// PyTorch's avg_pool2d over `planes` [h, w] planes with a square kernel k, stride s, padding p.
+Vec avgpool_ref(const Vec& x, int64_t planes, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p, bool ceil,
+                bool include_pad, int64_t divisor, int64_t* ho_out, int64_t* wo_out) {
+  auto osz = [&](int64_t in) {
+    int64_t o = (in + 2 * p - k + (ceil ? s - 1 : 0)) / s + 1;
+    if (ceil && (o - 1) * s >= in + p) --o;
+    return o;
+  };
+  const int64_t ho = osz(h), wo = osz(w);
+  *ho_out = ho;
+  *wo_out = wo;
+  Vec y(planes * ho * wo);
+  for (int64_t q = 0; q < planes; ++q)
+    for (int64_t oh = 0; oh < ho; ++oh)
+      for (int64_t ow = 0; ow < wo; ++ow) {
+        const int64_t hs = oh * s - p, ws = ow * s - p;
+        const int64_t he = std::min(hs + k, h + p), we = std::min(ws + k, w + p);
+        const int64_t pool = (he - hs) * (we - ws);
+        double sum = 0;
+        int64_t n = 0;
+        for (int64_t ih = std::max<int64_t>(hs, 0); ih < std::min(he, h); ++ih)
+          for (int64_t iw = std::max<int64_t>(ws, 0); iw < std::min(we, w); ++iw, ++n) sum += x[(q * h + ih) * w + iw];
+        y[(q * ho + oh) * wo + ow] = sum / double(divisor ? divisor : include_pad ? pool : n);
+      }
+  return y;
+}
+
+TEST_F(Fake, AvgPool2dForwardAndBackward) {
+  const int64_t n = 2, c = 2, h = 6, w = 5;
+  const std::vector<float> x = randf(n * c * h * w, 101);
+  aclTensor* in = tf({n, c, h, w}, x);
+  aclIntArray* k = ia({3});
+  aclIntArray* st = ia({2, 2});
+  aclIntArray* pad = ia({1, 1});
+  for (bool ceil : {false, true}) {
+    for (bool include_pad : {true, false}) {
+      for (int64_t divisor : {int64_t{0}, int64_t{5}}) {
+        int64_t ho = 0, wo = 0;
+        const Vec want = avgpool_ref(to_d(x), n * c, h, w, 3, 2, 1, ceil, include_pad, divisor, &ho, &wo);
+        ASSERT_EQ(ho, ceil ? 4 : 3);
+        aclTensor* out = ef({n, c, ho, wo});
+        ASSERT_EQ(RUN(AvgPool2d, in, k, st, pad, ceil, include_pad, divisor, int8_t{0}, out), ACLNN_SUCCESS)
+            << recent();
+        expect_near(gf(out), want, 1e-6, "avg pool");
+        const std::vector<float> g = randf(want.size(), 102);
+        aclTensor* gi = ef({n, c, h, w});
+        ASSERT_EQ(
+            RUN(AvgPool2dBackward, tf({n, c, ho, wo}, g), in, k, st, pad, ceil, include_pad, divisor, int8_t{0}, gi),
+            ACLNN_SUCCESS)
+            << recent();
+        int64_t unused_h, unused_w;
+        const Vec dx = fd_grad(
+            [&](const Vec& v) {
+              return avgpool_ref(v, n * c, h, w, 3, 2, 1, ceil, include_pad, divisor, &unused_h, &unused_w);
+            },
+            to_d(x), to_d(g), 0.5);
+        expect_near(gf(gi), dx, 1e-5, "avg pool backward");
+      }
+    }
+  }
+  // [C, H, W], an empty stride (= the kernel), USE_FP16 rounding the input to half first
+  aclTensor* in3 = tf({1, 2, 2}, {1.0001f, 3.0f, 5.0f, 7.0f});
+  aclTensor* o3 = ef({1, 1, 1});
+  ASSERT_EQ(RUN(AvgPool2d, in3, ia({2, 2}), ia({}), ia({0}), false, true, int64_t{0}, int8_t{0}, o3), ACLNN_SUCCESS)
+      << recent();
+  EXPECT_FLOAT_EQ(gf(o3)[0], 16.0001f / 4);
+  ASSERT_EQ(RUN(AvgPool2d, in3, ia({2, 2}), ia({}), ia({0}), false, true, int64_t{0}, int8_t{2}, o3), ACLNN_SUCCESS)
+      << recent();
+  EXPECT_EQ(gf(o3)[0], 4.0f);
+  // refused: padding above half the kernel, USE_HF32, a negative divisor, a wrong out shape
+  EXPECT_EQ(RUN(AvgPool2d, in, k, st, ia({2}), false, true, int64_t{0}, int8_t{0}, ef({n, c, 4, 4})),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("aclnnAvgPool2d: paddings [2, 2] must be between 0 and half the kernel size"),
+            std::string::npos);
+  EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{0}, int8_t{3}, ef({n, c, 3, 3})),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("aclnnAvgPool2d: cubeMathType 3 is not 0"), std::string::npos);
+  EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{-1}, int8_t{0}, ef({n, c, 3, 3})),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{0}, int8_t{0}, ef({n, c, 3, 4})),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnAvgPool2d: out shape [2, 2, 3, 4] should be [2, 2, 3, 3]");
+}
+
 // ================================ operators: what the NPU does not support ================================
 
 TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
@@ -1545,6 +2078,24 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
   expect(GET_WS(BatchNormBackward, d({2, 2}), d({2, 2}), nullptr, nullptr, nullptr, d({2}), d({2}), true, 1e-5,
                 ba({1, 0, 0}), d({2, 2}), nullptr, nullptr, &ws, &ex),
          "aclnnBatchNormBackward: gradOut dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(TanhBackward, d({2}), d({2}), d({2}), &ws, &ex),
+         "aclnnTanhBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(ThresholdBackward, d({2}), d({2}), sf(0), d({2}), &ws, &ex),
+         "aclnnThresholdBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, BFLOAT16, FLOAT16, "
+         "INT32, INT8, UINT8)");
+  expect(GET_WS(Gelu, d({2}), d({2}), &ws, &ex),
+         "aclnnGelu: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(GeluV2, d({2}), 0, d({2}), &ws, &ex),
+         "aclnnGeluV2: x dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(Silu, d({2}), d({2}), &ws, &ex),
+         "aclnnSilu: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(Softplus, d({2}), sf(1), sf(20), d({2}), &ws, &ex),
+         "aclnnSoftplus: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(AvgPool2d, d({1, 1, 4, 4}), ia({2, 2}), ia({2, 2}), zero, false, true, 0, 0, d({1, 1, 2, 2}), &ws, &ex),
+         "aclnnAvgPool2d: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  expect(GET_WS(AvgPool2dBackward, d({1, 1, 2, 2}), d({1, 1, 4, 4}), ia({2, 2}), ia({2, 2}), zero, false, true, 0, 0,
+                d({1, 1, 4, 4}), &ws, &ex),
+         "aclnnAvgPool2dBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   // FLOAT16 is CANN's, not the fake's
   aclTensor* h = empty({2}, ACL_FLOAT16, 2);
   EXPECT_EQ(GET_WS(Relu, h, h, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
@@ -1555,6 +2106,8 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
   aclTensor* o = d({2, 3});
   ASSERT_EQ(RUN(Softmax, d({2, 3}), int64_t{1}, o), ACLNN_SUCCESS) << recent();
   EXPECT_NEAR(get<double>(o)[0], 1.0 / 3, 1e-15);
+  ASSERT_EQ(RUN(SigmoidBackward, d({2, 3}), d({2, 3}), o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<double>(o)[0], 0.0);
 }
 
 }  // namespace

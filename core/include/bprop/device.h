@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bprop/attrs.h"
 #include "bprop/tensor.h"
 
 namespace bprop {
@@ -61,6 +62,8 @@ Tensor on_device_of(const Tensor& like, const Tensor& host);
 /// Copies `src` (same shape, any device) into `dst`'s storage in place, converting the dtype.
 void copy_into(Tensor& dst, const Tensor& src);
 
+struct OpDef;
+
 namespace detail {
 /// Counts one CPU fallback of `op` (thread-safe).
 void count_fallback(const std::string& op);
@@ -81,6 +84,11 @@ class PreferDevice {
 };
 /// The device host tensors go to now: the innermost PreferDevice, else the context's device.
 Device preferred_device();
+
+/// One op on `device` with inputs already there (a graph replay's node): its device kernel, or the CPU kernel
+/// with a host round trip; shape, dtype and attributes as inferred and normalised before. No tape.
+Tensor run_on_device(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
+                     DType dtype, Device device);
 }  // namespace detail
 
 }  // namespace bprop

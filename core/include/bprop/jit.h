@@ -77,10 +77,14 @@ class JitFn {
 
  private:
   struct State;
-  std::shared_ptr<const graph::Graph> compiled(const std::vector<Tensor>& args) const;
+  /// The graph for these arguments' signature, traced and optimised on first use; for a device (not the CPU)
+  /// a graph of its own, optimised without the CPU's fused loops.
+  std::shared_ptr<const graph::Graph> compiled(const std::vector<Tensor>& args, Device device = {}) const;
   bool differentiable_call(const std::vector<Tensor>& args, Value& result) const;
-  /// True when the call involves a device (its arguments, or the context's device): it then runs eagerly.
-  bool uses_device(const std::vector<Tensor>& args) const;
+  /// The arguments that are not static (those a graph takes).
+  std::vector<Tensor> dynamic_args(const std::vector<Tensor>& args) const;
+  /// The device a call runs on: its first argument on a device, else the context's device (CPU by default).
+  Device target_device(const std::vector<Tensor>& args) const;
   Fn fn_;
   JitOptions options_;
   std::shared_ptr<State> state_;

@@ -82,11 +82,12 @@ struct State {
   uint64_t live_bytes = 0;
   // objects and executors
   std::unordered_map<const void*, Kind> objects;
-  std::unordered_map<const void*, int> pending_refs;  // references from executors not launched yet
-  uint8_t* exec_base = nullptr;                       // the handles' address range
-  std::vector<const char*> exec_ops;                  // by executor id: the operator that made it
-  std::vector<uint8_t> exec_state;                    // by executor id: ExecState
-  std::map<uint64_t, Executor> pending_executors;     // by id: made and not launched yet
+  std::unordered_map<const void*, const void*> owners;  // aclTensor -> the aclTensorList that destroys it
+  std::unordered_map<const void*, int> pending_refs;    // references from executors not launched yet
+  uint8_t* exec_base = nullptr;                         // the handles' address range
+  std::vector<const char*> exec_ops;                    // by executor id: the operator that made it
+  std::vector<uint8_t> exec_state;                      // by executor id: ExecState
+  std::map<uint64_t, Executor> pending_executors;       // by id: made and not launched yet
   // counters
   uint64_t launches = 0, syncs = 0;
   const char* last_kernel = "";
@@ -411,9 +412,9 @@ void report_leaks(const char* when) {
       m << " " << e.op;
     }
   }
-  size_t counts[4] = {0, 0, 0, 0};
+  size_t counts[5] = {0, 0, 0, 0, 0};
   for (const auto& [p, k] : s.objects) ++counts[static_cast<int>(k)];
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 5; ++k) {
     if (counts[k]) {
       strict_leak = true;
       m << "\n  " << counts[k] << " " << kind_name(static_cast<Kind>(k)) << " object(s) never destroyed";
@@ -425,7 +426,7 @@ void report_leaks(const char* when) {
   if (strict_leak && env_flag("FAKE_ASCEND_STRICT_LEAKS")) {
     std::fprintf(stderr,
                  "fake-ascend: FAKE_ASCEND_STRICT_LEAKS=1: leaked executors or aclTensor/aclScalar/"
-                 "aclIntArray/aclBoolArray objects are errors\n");
+                 "aclIntArray/aclBoolArray/aclTensorList objects are errors\n");
     std::fflush(stderr);
     abort();
   }
@@ -459,6 +460,7 @@ const char* kind_name(Kind k) {
     case Kind::Scalar: return "aclScalar";
     case Kind::IntArray: return "aclIntArray";
     case Kind::BoolArray: return "aclBoolArray";
+    case Kind::TensorList: return "aclTensorList";
   }
   return "?";
 }
@@ -960,13 +962,19 @@ void register_object(Kind kind, const void* object) {
   S().objects[object] = kind;
 }
 
-void unregister_object(Kind kind, const void* object, const char* function) {
+void unregister_object(Kind kind, const void* object, const char* function, const void* owner) {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = s.objects.find(object);
   if (it == s.objects.end() || it->second != kind) {
     violation(std::string(function) + ": " + hex(object) + " is not a live " + kind_name(kind) +
               " (destroyed already, or never created)");
+  }
+  if (auto o = s.owners.find(object); o != s.owners.end() && o->second != owner) {
+    violation(std::string(function) + ": the " + kind_name(kind) + " " + hex(object) +
+              " belongs to the aclTensorList " + hex(o->second) +
+              ", and aclDestroyTensorList destroys the tensors of its list (CANN: they are not destroyed again); "
+              "destroying it here too would destroy it twice");
   }
   if (auto r = s.pending_refs.find(object); r != s.pending_refs.end() && r->second > 0) {
     const char* op = "?";
@@ -980,6 +988,31 @@ void unregister_object(Kind kind, const void* object, const char* function) {
               "GetWorkspaceSize): launch it (" + op + ") before destroying its arguments");
   }
   s.objects.erase(it);
+  s.owners.erase(object);
+}
+
+void adopt_objects(const void* owner, const std::vector<const void*>& members, const char* function) {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const void* m = members[i];
+    if (!m) continue;
+    if (auto o = s.owners.find(m); o != s.owners.end()) {
+      violation(std::string(function) + ": value[" + std::to_string(i) + "] (the aclTensor " + hex(m) +
+                ") already belongs to the aclTensorList " + hex(o->second) +
+                ": aclDestroyTensorList destroys the tensors of its list, so both lists would destroy it");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (members[j] == m) {
+        violation(std::string(function) + ": value[" + std::to_string(j) + "] and value[" + std::to_string(i) +
+                  "] are the same aclTensor " + hex(m) +
+                  ": aclDestroyTensorList destroys the tensors of its list, so it would be destroyed twice");
+      }
+    }
+  }
+  for (const void* m : members) {
+    if (m) s.owners[m] = owner;
+  }
 }
 
 bool object_live(Kind kind, const void* object) {

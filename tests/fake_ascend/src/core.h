@@ -33,10 +33,14 @@ struct aclBoolArray {
   uint32_t magic;
   std::vector<uint8_t> values;
 };
+struct aclTensorList {
+  uint32_t magic;
+  std::vector<const aclTensor*> tensors;  // owned: aclDestroyTensorList destroys them, as in CANN
+};
 
 namespace fake_ascend {
 
-enum class Kind { Tensor, Scalar, IntArray, BoolArray };
+enum class Kind { Tensor, Scalar, IntArray, BoolArray, TensorList };
 FA_EXPORT const char* kind_name(Kind k);
 
 // ---- messages ----
@@ -77,9 +81,13 @@ FA_EXPORT void counter_reset();
 
 // ---- objects of libnnopbase.so ----
 FA_EXPORT void register_object(Kind kind, const void* object);
-/// Forgets a destroyed object: a violation when it is unknown (never created, or destroyed already) or when an
-/// executor that was not launched yet still refers to it.
-FA_EXPORT void unregister_object(Kind kind, const void* object, const char* function);
+/// Forgets a destroyed object: a violation when it is unknown (never created, or destroyed already), when an
+/// executor that was not launched yet still refers to it, or when it belongs to an aclTensorList other than `owner`
+/// (the list destroys it).
+FA_EXPORT void unregister_object(Kind kind, const void* object, const char* function, const void* owner = nullptr);
+/// `owner` (an aclTensorList) takes `members` (live aclTensors): a violation when one already belongs to a list or
+/// appears twice, since destroying the lists would destroy it twice.
+FA_EXPORT void adopt_objects(const void* owner, const std::vector<const void*>& members, const char* function);
 FA_EXPORT bool object_live(Kind kind, const void* object);
 
 // ---- device memory ----

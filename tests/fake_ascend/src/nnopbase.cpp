@@ -1,7 +1,8 @@
-// libnnopbase.so (fake): aclTensor, aclScalar, aclIntArray and aclBoolArray. Creation validates only what the
-// object itself needs; the operators check the rest (device memory, extents) at aclnnXxxGetWorkspaceSize.
+// libnnopbase.so (fake): aclTensor, aclScalar, aclIntArray, aclBoolArray and aclTensorList. Creation validates only
+// what the object itself needs; the operators check the rest (device memory, extents) at aclnnXxxGetWorkspaceSize.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core.h"
 
@@ -9,7 +10,7 @@ namespace fa = fake_ascend;
 
 namespace {
 constexpr uint32_t kTensorMagic = 0x54454e53, kScalarMagic = 0x5343414c, kIntArrayMagic = 0x494e5441,
-                   kBoolArrayMagic = 0x424f4f4c, kDeadMagic = 0xdeaddead;
+                   kBoolArrayMagic = 0x424f4f4c, kTensorListMagic = 0x544c5354, kDeadMagic = 0xdeaddead;
 
 size_t scalar_size(aclDataType dt) {
   switch (dt) {
@@ -142,6 +143,45 @@ FA_EXPORT aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
   if (!array) return ACLNN_SUCCESS;
   fa::unregister_object(fa::Kind::BoolArray, array, "aclDestroyBoolArray");
   const_cast<aclBoolArray*>(array)->magic = kDeadMagic;
+  delete array;
+  return ACLNN_SUCCESS;
+}
+
+// As in CANN, the list owns its tensors: aclDestroyTensorList destroys them, and they must not be destroyed on their
+// own (the fake makes that, and a tensor in two lists, a violation). nullptr elements are allowed here (CANN keeps
+// them); an operator refuses them.
+FA_EXPORT aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
+  if (size > 0 && !value) {
+    fa::set_error("aclCreateTensorList: value is nullptr but size is " + std::to_string(size));
+    return nullptr;
+  }
+  std::vector<const void*> members;
+  for (uint64_t i = 0; i < size; ++i) {
+    if (value[i] && !fa::object_live(fa::Kind::Tensor, value[i])) {
+      fa::set_error("aclCreateTensorList: value[" + std::to_string(i) + "] (" + fa::hex(value[i]) +
+                    ") is not a live aclTensor (destroyed, or not made by aclCreateTensor)");
+      return nullptr;
+    }
+    members.push_back(value[i]);
+  }
+  auto* l = new aclTensorList;
+  l->magic = kTensorListMagic;
+  l->tensors.assign(value, value + size);
+  fa::adopt_objects(l, members, "aclCreateTensorList");
+  fa::register_object(fa::Kind::TensorList, l);
+  return l;
+}
+
+FA_EXPORT aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
+  if (!array) return ACLNN_SUCCESS;
+  fa::unregister_object(fa::Kind::TensorList, array, "aclDestroyTensorList");
+  for (const aclTensor* t : array->tensors) {
+    if (!t) continue;
+    fa::unregister_object(fa::Kind::Tensor, t, "aclDestroyTensorList", array);
+    const_cast<aclTensor*>(t)->magic = kDeadMagic;
+    delete t;
+  }
+  const_cast<aclTensorList*>(array)->magic = kDeadMagic;
   delete array;
   return ACLNN_SUCCESS;
 }

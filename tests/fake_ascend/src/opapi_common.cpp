@@ -80,6 +80,15 @@ bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
   return true;
 }
 
+static int category(aclDataType d) { return d == ACL_BOOL ? 0 : is_floating(d) ? 2 : 1; }
+
+aclDataType promote(aclDataType a, aclDataType b) {
+  if (a == b) return a;
+  if (category(a) != category(b)) return category(a) > category(b) ? a : b;
+  if (category(a) == 2) return a == ACL_DOUBLE || b == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
+  return dtype_size(a) >= dtype_size(b) ? a : b;
+}
+
 TDesc broadcast_view(const TDesc& d, const Shape& to) {
   TDesc v = d;
   v.shape = to;
@@ -89,6 +98,13 @@ TDesc broadcast_view(const TDesc& d, const Shape& to) {
     v.strides[lead + i] = d.shape[i] == 1 && to[lead + i] != 1 ? 0 : d.strides[i];
   }
   return v;
+}
+
+void copy_view(const TDesc& src, const TDesc& dst) {
+  if (is_floating(src.dtype))
+    store(dst, load<double>(src));
+  else
+    store(dst, load<int64_t>(src));
 }
 
 void write_scratch(uint8_t* ws, uint64_t size, const void* data, size_t bytes) {
@@ -284,6 +300,25 @@ bool Op::bool_array(const aclBoolArray* a, const char* arg, std::vector<bool>* v
   }
   v->assign(a->values.begin(), a->values.end());
   refs_.push_back(a);
+  return true;
+}
+
+bool Op::tensor_list(const aclTensorList* l, const char* arg, std::vector<TDesc>* v) {
+  if (status_) return false;
+  v->clear();
+  if (!l) return fail(ACLNN_ERR_PARAM_NULLPTR, std::string(arg) + " is nullptr");
+  if (!object_live(Kind::TensorList, l)) {
+    return fail(ACLNN_ERR_PARAM_INVALID, std::string(arg) + " (" + hex(l) +
+                                             ") is not a live aclTensorList (destroyed, or not made by "
+                                             "aclCreateTensorList)");
+  }
+  refs_.push_back(l);
+  for (size_t i = 0; i < l->tensors.size(); ++i) {
+    const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
+    TDesc d;
+    if (!tensor(l->tensors[i], name.c_str(), &d, false)) return false;
+    v->push_back(d);
+  }
   return true;
 }
 

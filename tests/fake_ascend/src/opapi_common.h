@@ -22,6 +22,8 @@ std::string shape_str(const Shape& s);
 int64_t numel_of(const Shape& s);
 Shape contiguous_strides(const Shape& s);
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
+/// PyTorch's promotion between two tensors (over the dtypes the fake computes): BOOL < integers < floating.
+aclDataType promote(aclDataType a, aclDataType b);
 
 /// A tensor as a kernel sees it: captured by value when the executor is made, so destroying the aclTensor after
 /// the launch is harmless (the device memory it describes must live until the stream ran).
@@ -141,6 +143,9 @@ void store(const TDesc& d, const std::vector<T>& v) {
   for_each_element(d, [&](int64_t i, int64_t off) { write_as<T>(base + off * es, d.dtype, v[i]); });
 }
 
+/// Copies (converting the dtype) the elements of `src` into `dst`, views of the same shape.
+void copy_view(const TDesc& src, const TDesc& dst);
+
 /// Scratch data a kernel leaves in its workspace (its intermediate results, then a fill pattern).
 void write_scratch(uint8_t* ws, uint64_t size, const void* data, size_t bytes);
 
@@ -183,6 +188,8 @@ class Op {
   bool scalar(const aclScalar* s, const char* arg, ScalarValue* v);
   bool int_array(const aclIntArray* a, const char* arg, std::vector<int64_t>* v, bool optional = false);
   bool bool_array(const aclBoolArray* a, const char* arg, std::vector<bool>* v);
+  /// A live aclTensorList of non-null tensors, each checked as tensor() checks an input ("tensors[i]").
+  bool tensor_list(const aclTensorList* l, const char* arg, std::vector<TDesc>* v);
   /// dt must be one of `fake`; `cann` is what CANN itself supports (for the message).
   bool dtype(const char* arg, aclDataType dt, std::initializer_list<aclDataType> fake, const char* cann);
   bool dtype_is(const char* arg, const TDesc& t, aclDataType expected);

@@ -1,4 +1,5 @@
-// libopapi.so (fake), part 1: elementwise arithmetic, unary functions, reductions, casts and copies, matmul.
+// libopapi.so (fake), part 1: elementwise arithmetic, unary functions, maximum/minimum, comparisons, where, activation
+// gradients, reductions (sum, mean, amax, amin, argmax), casts and copies, matmul.
 #include <algorithm>
 
 #include "opapi_common.h"
@@ -17,14 +18,6 @@ namespace {
   }
 
 int category(aclDataType d) { return d == ACL_BOOL ? 0 : is_floating(d) ? 2 : 1; }
-
-// PyTorch's promotion between two tensors (over the dtypes the fake computes).
-aclDataType promote(aclDataType a, aclDataType b) {
-  if (a == b) return a;
-  if (category(a) != category(b)) return category(a) > category(b) ? a : b;
-  if (category(a) == 2) return a == ACL_DOUBLE || b == ACL_DOUBLE ? ACL_DOUBLE : ACL_FLOAT;
-  return dtype_size(a) >= dtype_size(b) ? a : b;
-}
 
 // A tensor and a scalar: the tensor's dtype, unless the scalar is of a higher category (int tensor + 2.5 -> FLOAT).
 aclDataType promote_scalar(aclDataType t, const ScalarValue& s) {
@@ -122,13 +115,41 @@ aclnnStatus binary(const char* name, Bin kind, const aclTensor* self, const aclT
 
 // ---- unary ----
 
-enum class Un { Neg, Exp, Log, Sqrt, Tanh, Sigmoid, Relu };
+enum class Un {
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Abs,
+  Sin,
+  Cos,
+  Rsqrt,
+  Reciprocal,
+  Sign,
+  Erf,
+  Log1p,
+  Expm1,
+  Floor,
+  Ceil,
+  Round,
+  GeluTanh,  // aclnnGelu, aclnnGeluV2 approximate 1: CANN's formula
+  GeluErf,   // aclnnGeluV2 approximate 0 (torch's default "none")
+  Silu
+};
 
 template <class T>
 T un_apply(Un k, T x) {
   if constexpr (std::is_integral_v<T>) {
-    if (k == Un::Neg) return static_cast<T>(uint64_t(0) - uint64_t(x));
-    return x > 0 ? x : 0;  // Relu
+    switch (k) {
+      case Un::Neg: return static_cast<T>(uint64_t(0) - uint64_t(x));
+      case Un::Relu: return x > 0 ? x : 0;
+      case Un::Abs: return x < 0 ? static_cast<T>(uint64_t(0) - uint64_t(x)) : x;  // wraps at the minimum
+      case Un::Sign: return static_cast<T>((x > 0) - (x < 0));
+      default: return x;  // Round
+    }
   } else {
     switch (k) {
       case Un::Neg: return -x;
@@ -138,6 +159,21 @@ T un_apply(Un k, T x) {
       case Un::Tanh: return std::tanh(x);
       case Un::Sigmoid: return 1 / (1 + std::exp(-x));
       case Un::Relu: return x > 0 ? x : (std::isnan(x) ? x : 0);
+      case Un::Abs: return std::fabs(x);
+      case Un::Sin: return std::sin(x);
+      case Un::Cos: return std::cos(x);
+      case Un::Rsqrt: return 1 / std::sqrt(x);
+      case Un::Reciprocal: return 1 / x;
+      case Un::Sign: return std::isnan(x) ? x : static_cast<T>((x > 0) - (x < 0));
+      case Un::Erf: return std::erf(x);
+      case Un::Log1p: return std::log1p(x);
+      case Un::Expm1: return std::expm1(x);
+      case Un::Floor: return std::floor(x);
+      case Un::Ceil: return std::ceil(x);
+      case Un::Round: return std::nearbyint(x);  // the default rounding mode: half to even, as torch.round
+      case Un::GeluTanh: return T(0.5) * x * (1 + std::tanh(std::sqrt(T(2) / T(M_PI)) * (x + T(0.044715) * x * x * x)));
+      case Un::GeluErf: return T(0.5) * x * (1 + std::erf(x / std::sqrt(T(2))));
+      case Un::Silu: return x / (1 + std::exp(-x));
     }
     return 0;
   }
@@ -168,7 +204,286 @@ aclnnStatus unary(const char* name, Un kind, const aclTensor* self, aclTensor* o
   });
 }
 
+aclnnStatus gelu_v2(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnGeluV2", ws, ex);
+  TDesc a, o;
+  op.tensor(x, "x", &a, false);
+  op.tensor(y, "y", &o, true);
+  op.dtype("x", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.check(approximate == 0 || approximate == 1,
+           "approximate " + std::to_string(approximate) + " is not 0 (none: the erf form) or 1 (tanh)");
+  op.shape_is("y", o, a.shape);
+  op.dtype_is("y", o, a.dtype);
+  if (op.status()) return op.status();
+  const Un kind = approximate == 0 ? Un::GeluErf : Un::GeluTanh;
+  return op.finish(0, [=](uint8_t*, uint64_t) { unary_kernel<double>(kind, a, o); });
+}
+
+aclnnStatus softplus(const aclTensor* self, const aclScalar* beta_s, const aclScalar* threshold_s, aclTensor* out,
+                     uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnSoftplus", ws, ex);
+  TDesc a, o;
+  ScalarValue beta, threshold;
+  op.tensor(self, "self", &a, false);
+  op.scalar(beta_s, "beta", &beta);
+  op.scalar(threshold_s, "threshold", &threshold);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.shape_is("out", o, a.shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const double b = beta.as<double>(), t = threshold.as<double>();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    std::vector<double> x = load<double>(a);
+    for (double& v : x) v = v * b > t ? v : std::log1p(std::exp(b * v)) / b;  // linear above the threshold, as torch
+    store(o, x);
+  });
+}
+
+// ---- two tensors, broadcast: maximum/minimum, comparisons, where ----
+
+#define FA_MINMAX_TYPES \
+  { ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64 }
+constexpr const char* kCannMinMax = "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, UINT8, INT32, INT64";
+
+enum class Pair { Max, Min, Eq, Ne, Gt, Ge, Lt, Le };
+
+const char* pair_name(Pair k) {
+  switch (k) {
+    case Pair::Max: return "aclnnMaximum";
+    case Pair::Min: return "aclnnMinimum";
+    case Pair::Eq: return "aclnnEqTensor";
+    case Pair::Ne: return "aclnnNeTensor";
+    case Pair::Gt: return "aclnnGtTensor";
+    case Pair::Ge: return "aclnnGeTensor";
+    case Pair::Lt: return "aclnnLtTensor";
+    case Pair::Le: return "aclnnLeTensor";
+  }
+  return "?";
+}
+
+template <class T>
+T pair_apply(Pair k, T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if ((k == Pair::Max || k == Pair::Min) && (std::isnan(x) || std::isnan(y))) return x + y;  // NaN propagates
+  }
+  switch (k) {
+    case Pair::Max: return x > y ? x : y;
+    case Pair::Min: return x < y ? x : y;
+    case Pair::Eq: return x == y;  // IEEE: NaN compares unequal to everything
+    case Pair::Ne: return x != y;
+    case Pair::Gt: return x > y;
+    case Pair::Ge: return x >= y;
+    case Pair::Lt: return x < y;
+    case Pair::Le: return x <= y;
+  }
+  return 0;
+}
+
+template <class T>
+void pair_kernel(Pair k, const TDesc& a, const TDesc& b, const TDesc& out) {
+  const std::vector<T> x = load<T>(a), y = load<T>(b);
+  std::vector<T> r(x.size());
+  for (size_t i = 0; i < r.size(); ++i) r[i] = pair_apply<T>(k, x[i], y[i]);
+  store(out, r);
+}
+
+// Maximum, Minimum (out: the promoted dtype) and the comparisons (out: BOOL), NumPy broadcasting.
+aclnnStatus pairwise(Pair kind, const aclTensor* self, const aclTensor* other, aclTensor* out, uint64_t* ws,
+                     aclOpExecutor** ex) {
+  Op op(pair_name(kind), ws, ex);
+  TDesc a, b, o;
+  op.tensor(self, "self", &a, false);
+  op.tensor(other, "other", &b, false);
+  op.tensor(out, "out", &o, true);
+  const bool compare = kind != Pair::Max && kind != Pair::Min;
+  if (compare) {
+    op.dtype("self", a.dtype, FA_ARITH_TYPES, kCannArith);
+    op.dtype("other", b.dtype, FA_ARITH_TYPES, kCannArith);
+  } else {
+    op.dtype("self", a.dtype, FA_MINMAX_TYPES, kCannMinMax);
+    op.dtype("other", b.dtype, FA_MINMAX_TYPES, kCannMinMax);
+  }
+  Shape shape;
+  op.check(!op.status() && broadcast_shapes(a.shape, b.shape, &shape),
+           "self shape " + shape_str(a.shape) + " and other shape " + shape_str(b.shape) + " do not broadcast");
+  const aclDataType r = promote(a.dtype, b.dtype);
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, compare ? ACL_BOOL : r);
+  if (op.status()) return op.status();
+  const TDesc A = broadcast_view(a, shape), B = broadcast_view(b, shape);
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    if (is_floating(r))
+      pair_kernel<double>(kind, A, B, o);
+    else
+      pair_kernel<int64_t>(kind, A, B, o);
+  });
+}
+
+template <class T>
+void where_kernel(const TDesc& c, const TDesc& a, const TDesc& b, const TDesc& out) {
+  const std::vector<int64_t> cv = load<int64_t>(c);
+  const std::vector<T> x = load<T>(a), y = load<T>(b);
+  std::vector<T> r(x.size());
+  for (size_t i = 0; i < r.size(); ++i) r[i] = cv[i] ? x[i] : y[i];
+  store(out, r);
+}
+
+// ---- activation gradients ----
+
+// TanhBackward: gradOutput * (1 - output^2); SigmoidBackward: gradOutput * output * (1 - output).
+aclnnStatus activation_backward(const char* name, bool tanh, const aclTensor* grad_output, const aclTensor* output,
+                                aclTensor* grad_input, std::initializer_list<aclDataType> fake, const char* cann,
+                                uint64_t* ws, aclOpExecutor** ex) {
+  Op op(name, ws, ex);
+  TDesc g, y, gi;
+  op.tensor(grad_output, "gradOutput", &g, false);
+  op.tensor(output, "output", &y, false);
+  op.tensor(grad_input, "gradInput", &gi, true);
+  op.dtype("gradOutput", g.dtype, fake, cann);
+  op.dtype_is("output", y, g.dtype);
+  op.shape_is("output", y, g.shape);
+  op.shape_is("gradInput", gi, g.shape);
+  op.dtype_is("gradInput", gi, g.dtype);
+  if (op.status()) return op.status();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    const std::vector<double> gv = load<double>(g), yv = load<double>(y);
+    std::vector<double> r(gv.size());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = tanh ? gv[i] * (1 - yv[i] * yv[i]) : gv[i] * yv[i] * (1 - yv[i]);
+    store(gi, r);
+  });
+}
+
 // ---- reductions ----
+
+// Which axes `dims` reduces (empty: all) and the result's shape; false (the error set) for a bad dim.
+bool reduced_axes(Op& op, const std::vector<int64_t>& dims, const Shape& in, bool keep, std::vector<bool>* reduced,
+                  Shape* shape) {
+  const size_t rank = in.size();
+  reduced->assign(rank, dims.empty());
+  for (int64_t d : dims) {
+    int64_t ax = 0;
+    if (!op.axis("dim", d, rank, &ax)) return false;
+    if (rank == 0) continue;
+    if (!op.check(!(*reduced)[ax], "dim " + std::to_string(d) + " appears twice in dim " + shape_str(dims))) {
+      return false;
+    }
+    (*reduced)[ax] = true;
+  }
+  shape->clear();
+  for (size_t i = 0; i < rank; ++i) {
+    if (!(*reduced)[i])
+      shape->push_back(in[i]);
+    else if (keep)
+      shape->push_back(1);
+  }
+  return true;
+}
+
+// For each element of a tensor of shape `in` (row-major), the index of the result element it reduces into.
+std::vector<int64_t> reduce_targets(const Shape& in, const std::vector<bool>& reduced) {
+  const size_t rank = in.size();
+  Shape kept(rank);
+  for (size_t i = 0; i < rank; ++i) kept[i] = reduced[i] ? 1 : in[i];
+  const Shape kst = contiguous_strides(kept);
+  std::vector<int64_t> to(static_cast<size_t>(numel_of(in))), idx(rank, 0);
+  for (size_t i = 0; i < to.size(); ++i) {
+    int64_t o = 0;
+    for (size_t d = 0; d < rank; ++d) o += reduced[d] ? 0 : idx[d] * kst[d];
+    to[i] = o;
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < in[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return to;
+}
+
+// Amax / Amin: NaN propagates (the first NaN of a slice is its result).
+template <class T>
+void extremum_kernel(const TDesc& a, const std::vector<bool>& reduced, bool max, int64_t out_elements, const TDesc& out,
+                     uint8_t* ws, uint64_t ws_size) {
+  const std::vector<T> x = load<T>(a);
+  const std::vector<int64_t> to = reduce_targets(a.shape, reduced);
+  std::vector<T> acc(static_cast<size_t>(out_elements), T(0));
+  std::vector<bool> seen(acc.size(), false);
+  for (size_t i = 0; i < x.size(); ++i) {
+    T& r = acc[to[i]];
+    const T v = x[i];
+    if (!seen[to[i]]) {
+      r = v;
+      seen[to[i]] = true;
+      continue;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(r)) continue;
+      if (std::isnan(v)) {
+        r = v;
+        continue;
+      }
+    }
+    if (max ? v > r : v < r) r = v;
+  }
+  write_scratch(ws, ws_size, acc.data(), acc.size() * sizeof(T));
+  store(out, acc);
+}
+
+// ArgMax over the middle axis of self viewed as [outer, len, inner]: the first maximum; NaN counts as the maximum.
+template <class T>
+void argmax_kernel(const TDesc& a, int64_t outer, int64_t len, int64_t inner, const TDesc& out, uint8_t* ws,
+                   uint64_t ws_size) {
+  const std::vector<T> x = load<T>(a);
+  std::vector<int64_t> r(static_cast<size_t>(outer * inner));
+  for (int64_t p = 0; p < outer; ++p) {
+    for (int64_t q = 0; q < inner; ++q) {
+      const T* base = x.data() + p * len * inner + q;
+      int64_t best = 0;
+      for (int64_t i = 1; i < len; ++i) {
+        const T v = base[i * inner], b = base[best * inner];
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(b)) break;
+          if (std::isnan(v)) {
+            best = i;
+            break;
+          }
+        }
+        if (v > b) best = i;
+      }
+      r[p * inner + q] = best;
+    }
+  }
+  write_scratch(ws, ws_size, r.data(), r.size() * sizeof(int64_t));
+  store(out, r);
+}
+
+aclnnStatus extremum(const char* name, bool max, const aclTensor* self, const aclIntArray* dim, bool keep,
+                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  Op op(name, ws, ex);
+  TDesc a, o;
+  std::vector<int64_t> dims;
+  op.tensor(self, "self", &a, false);
+  op.int_array(dim, "dim", &dims);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, FA_ARITH_TYPES, "FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL, BFLOAT16");
+  if (op.status()) return op.status();
+  std::vector<bool> reduced;
+  Shape shape;
+  if (!reduced_axes(op, dims, a.shape, keep, &reduced, &shape)) return op.status();
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    op.check(!(reduced[i] && a.shape[i] == 0), "self " + shape_str(a.shape) + " has size 0 in dim " +
+                                                   std::to_string(i) + ", which it reduces (no identity)");
+  }
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const int64_t n = numel_of(shape);
+  return op.finish(reduce_workspace(n), [=](uint8_t* w, uint64_t wn) {
+    if (is_floating(a.dtype))
+      extremum_kernel<double>(a, reduced, max, n, o, w, wn);
+    else
+      extremum_kernel<int64_t>(a, reduced, max, n, o, w, wn);
+  });
+}
 
 template <class T>
 void reduce_kernel(const TDesc& a, const std::vector<bool>& reduced, bool mean, const TDesc& out, uint8_t* ws,
@@ -221,24 +536,9 @@ aclnnStatus reduce(const char* name, bool mean, const aclTensor* self, const acl
     op.dtype("dtype", dtype, FA_ARITH_TYPES, kCannArith);
   }
   if (op.status()) return op.status();
-  const size_t rank = a.ndim();
-  std::vector<bool> reduced(rank, dims.empty());
-  for (int64_t d : dims) {
-    int64_t ax = 0;
-    if (!op.axis("dim", d, rank, &ax)) return op.status();
-    if (rank == 0) continue;
-    if (!op.check(!reduced[ax], "dim " + std::to_string(d) + " appears twice in dim " + shape_str(dims))) {
-      return op.status();
-    }
-    reduced[ax] = true;
-  }
+  std::vector<bool> reduced;
   Shape shape;
-  for (size_t i = 0; i < rank; ++i) {
-    if (!reduced[i])
-      shape.push_back(a.shape[i]);
-    else if (keep)
-      shape.push_back(1);
-  }
+  if (!reduced_axes(op, dims, a.shape, keep, &reduced, &shape)) return op.status();
   op.shape_is("out", o, shape);
   op.dtype_is("out", o, dtype);
   if (op.status()) return op.status();
@@ -248,15 +548,6 @@ aclnnStatus reduce(const char* name, bool mean, const aclTensor* self, const acl
     else
       reduce_kernel<int64_t>(a, reduced, mean, o, w, n);
   });
-}
-
-// ---- copies ----
-
-void copy_kernel(const TDesc& src, const TDesc& dst) {
-  if (is_floating(src.dtype))
-    store(dst, load<double>(src));
-  else
-    store(dst, load<int64_t>(src));
 }
 
 // ---- matmul ----
@@ -368,7 +659,7 @@ FA_EXPORT aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const acl
   op.dtype_is("out", o, dtype);
   op.shape_is("out", o, a.shape);
   if (op.status()) return op.status();
-  return op.finish(0, [=](uint8_t*, uint64_t) { copy_kernel(a, o); });
+  return op.finish(0, [=](uint8_t*, uint64_t) { copy_view(a, o); });
 }
 
 FA_EXPORT aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const aclTensor* src, uint64_t* ws,
@@ -384,7 +675,7 @@ FA_EXPORT aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const
            "src shape " + shape_str(s.shape) + " cannot be broadcast to selfRef shape " + shape_str(d.shape));
   if (op.status()) return op.status();
   const TDesc S = broadcast_view(s, d.shape);
-  return op.finish(0, [=](uint8_t*, uint64_t) { copy_kernel(S, d); });
+  return op.finish(0, [=](uint8_t*, uint64_t) { copy_view(S, d); });
 }
 
 FA_EXPORT aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef, const aclScalar* value, uint64_t* ws,
@@ -486,6 +777,181 @@ FA_EXPORT aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const a
   });
 }
 
+#define FA_UNARY_OP(Name, kind, fake, cann)                                                                \
+  FA_EXPORT aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws, \
+                                                      aclOpExecutor** ex) {                                \
+    return unary("aclnn" #Name, kind, self, out, fake, cann, ws, ex);                                      \
+  }
+FA_UNARY_OP(Abs, Un::Abs, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, BOOL")
+FA_UNARY_OP(Sin, Un::Sin, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Cos, Un::Cos, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Rsqrt, Un::Rsqrt, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Reciprocal, Un::Reciprocal, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Sign, Un::Sign, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT32, INT64, BOOL")
+FA_UNARY_OP(Erf, Un::Erf, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Log1p, Un::Log1p, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Expm1, Un::Expm1, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Floor, Un::Floor, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Ceil, Un::Ceil, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Round, Un::Round, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT32, INT64")
+FA_UNARY_OP(Gelu, Un::GeluTanh, {ACL_FLOAT}, kCannCube)  // CANN documents the tanh form for aclnnGelu
+FA_UNARY_OP(Silu, Un::Silu, {ACL_FLOAT}, kCannCube)
+#undef FA_UNARY_OP
+
+FA_EXPORT aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* ws,
+                                                  aclOpExecutor** ex) {
+  return gelu_v2(x, approximate, y, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor* self, const aclScalar* beta,
+                                                    const aclScalar* threshold, aclTensor* out, uint64_t* ws,
+                                                    aclOpExecutor** ex) {
+  return softplus(self, beta, threshold, out, ws, ex);
+}
+
+FA_EXPORT aclnnStatus aclnnMaximumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                   uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Max, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnMinimumGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                   uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Min, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnEqTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Eq, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnNeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Ne, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnGtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Gt, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnGeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Ge, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnLtTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Lt, self, other, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnLeTensorGetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out,
+                                                    uint64_t* ws, aclOpExecutor** ex) {
+  return pairwise(Pair::Le, self, other, out, ws, ex);
+}
+
+FA_EXPORT aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self,
+                                                  const aclTensor* other, aclTensor* out, uint64_t* ws,
+                                                  aclOpExecutor** ex) {
+  Op op("aclnnSWhere", ws, ex);
+  TDesc c, a, b, o;
+  op.tensor(condition, "condition", &c, false);
+  op.tensor(self, "self", &a, false);
+  op.tensor(other, "other", &b, false);
+  op.tensor(out, "out", &o, true);
+  op.dtype("condition", c.dtype, {ACL_BOOL}, "BOOL, UINT8");
+  op.dtype("self", a.dtype, FA_ARITH_TYPES, kCannArith);
+  op.dtype("other", b.dtype, FA_ARITH_TYPES, kCannArith);
+  Shape s1, shape;
+  op.check(!op.status() && broadcast_shapes(c.shape, a.shape, &s1) && broadcast_shapes(s1, b.shape, &shape),
+           "condition shape " + shape_str(c.shape) + ", self shape " + shape_str(a.shape) + " and other shape " +
+               shape_str(b.shape) + " do not broadcast");
+  const aclDataType r = promote(a.dtype, b.dtype);
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, r);
+  if (op.status()) return op.status();
+  const TDesc C = broadcast_view(c, shape), A = broadcast_view(a, shape), B = broadcast_view(b, shape);
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    if (is_floating(r))
+      where_kernel<double>(C, A, B, o);
+    else
+      where_kernel<int64_t>(C, A, B, o);
+  });
+}
+
+FA_EXPORT aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                             const aclScalar* threshold, aclTensor* gradInput,
+                                                             uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnThresholdBackward", ws, ex);
+  TDesc g, x, gi;
+  ScalarValue t;
+  op.tensor(gradOutput, "gradOutput", &g, false);
+  op.tensor(self, "self", &x, false);
+  op.scalar(threshold, "threshold", &t);
+  op.tensor(gradInput, "gradInput", &gi, true);
+  const char* cann = "FLOAT, BFLOAT16, FLOAT16, INT32, INT8, UINT8";
+  op.dtype("gradOutput", g.dtype, {ACL_FLOAT, ACL_INT32}, cann);
+  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_INT32}, cann);
+  op.shape_is("gradOutput", g, x.shape);
+  const aclDataType r = promote(g.dtype, x.dtype);
+  op.shape_is("gradInput", gi, x.shape);
+  op.dtype_is("gradInput", gi, r);
+  if (op.status()) return op.status();
+  const double th = t.as<double>();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    // a select, not a product: an inf or NaN gradient where self <= threshold still gives 0
+    const std::vector<double> gv = load<double>(g), xv = load<double>(x);
+    std::vector<double> res(gv.size());
+    for (size_t i = 0; i < res.size(); ++i) res[i] = xv[i] > th ? gv[i] : 0.0;
+    store(gi, res);
+  });
+}
+
+FA_EXPORT aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
+                                                        aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+  return activation_backward("aclnnTanhBackward", true, gradOutput, output, gradInput, {ACL_FLOAT}, kCannCube, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
+                                                           aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
+  return activation_backward("aclnnSigmoidBackward", false, gradOutput, output, gradInput, FA_FLOAT_TYPES, kCannFloat,
+                             ws, ex);
+}
+
+FA_EXPORT aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
+                                                aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return extremum("aclnnAmax", true, self, dim, keepDim, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnAminGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
+                                                aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return extremum("aclnnAmin", false, self, dim, keepDim, out, ws, ex);
+}
+
+FA_EXPORT aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                                  uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnArgMax", ws, ex);
+  TDesc a, o;
+  int64_t ax = 0;
+  op.tensor(self, "self", &a, false);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, FA_MINMAX_TYPES, "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8");
+  op.dtype("out", o.dtype, {ACL_INT64, ACL_INT32}, "INT32, INT64");
+  if (!op.axis("dim", dim, a.ndim(), &ax)) return op.status();
+  Shape shape;
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    if (static_cast<int64_t>(i) != ax)
+      shape.push_back(a.shape[i]);
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  const int64_t len = a.ndim() ? a.shape[ax] : 1;
+  op.check(len > 0, "self " + shape_str(a.shape) + " has size 0 in dim " + std::to_string(dim) +
+                        ": the argmax of an empty dimension does not exist");
+  op.shape_is("out", o, shape);
+  if (op.status()) return op.status();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(a.ndim()); ++i) {
+    if (i < ax) outer *= a.shape[i];
+    if (i > ax) inner *= a.shape[i];
+  }
+  return op.finish(reduce_workspace(numel_of(shape)), [=](uint8_t* w, uint64_t wn) {
+    if (is_floating(a.dtype))
+      argmax_kernel<double>(a, outer, len, inner, o, w, wn);
+    else
+      argmax_kernel<int64_t>(a, outer, len, inner, o, w, wn);
+  });
+}
+
 FAKE_ACLNN_LAUNCH_FN(Add)
 FAKE_ACLNN_LAUNCH_FN(Sub)
 FAKE_ACLNN_LAUNCH_FN(Mul)
@@ -510,5 +976,36 @@ FAKE_ACLNN_LAUNCH_FN(InplaceCopy)
 FAKE_ACLNN_LAUNCH_FN(InplaceFillScalar)
 FAKE_ACLNN_LAUNCH_FN(InplaceZero)
 FAKE_ACLNN_LAUNCH_FN(Matmul)
+FAKE_ACLNN_LAUNCH_FN(Abs)
+FAKE_ACLNN_LAUNCH_FN(Sin)
+FAKE_ACLNN_LAUNCH_FN(Cos)
+FAKE_ACLNN_LAUNCH_FN(Rsqrt)
+FAKE_ACLNN_LAUNCH_FN(Reciprocal)
+FAKE_ACLNN_LAUNCH_FN(Sign)
+FAKE_ACLNN_LAUNCH_FN(Erf)
+FAKE_ACLNN_LAUNCH_FN(Log1p)
+FAKE_ACLNN_LAUNCH_FN(Expm1)
+FAKE_ACLNN_LAUNCH_FN(Floor)
+FAKE_ACLNN_LAUNCH_FN(Ceil)
+FAKE_ACLNN_LAUNCH_FN(Round)
+FAKE_ACLNN_LAUNCH_FN(Gelu)
+FAKE_ACLNN_LAUNCH_FN(GeluV2)
+FAKE_ACLNN_LAUNCH_FN(Silu)
+FAKE_ACLNN_LAUNCH_FN(Softplus)
+FAKE_ACLNN_LAUNCH_FN(Maximum)
+FAKE_ACLNN_LAUNCH_FN(Minimum)
+FAKE_ACLNN_LAUNCH_FN(EqTensor)
+FAKE_ACLNN_LAUNCH_FN(NeTensor)
+FAKE_ACLNN_LAUNCH_FN(GtTensor)
+FAKE_ACLNN_LAUNCH_FN(GeTensor)
+FAKE_ACLNN_LAUNCH_FN(LtTensor)
+FAKE_ACLNN_LAUNCH_FN(LeTensor)
+FAKE_ACLNN_LAUNCH_FN(SWhere)
+FAKE_ACLNN_LAUNCH_FN(ThresholdBackward)
+FAKE_ACLNN_LAUNCH_FN(TanhBackward)
+FAKE_ACLNN_LAUNCH_FN(SigmoidBackward)
+FAKE_ACLNN_LAUNCH_FN(Amax)
+FAKE_ACLNN_LAUNCH_FN(Amin)
+FAKE_ACLNN_LAUNCH_FN(ArgMax)
 
 }  // extern "C"

@@ -1,5 +1,5 @@
-// libopapi.so (fake), part 2: softmax and log-softmax, NLL loss, 2-D convolution, max pooling, batch norm — each
-// with its backward. Computed in double on the host from the "device" heap, stored in the output's dtype.
+// libopapi.so (fake), part 2: softmax and log-softmax, NLL loss, 2-D convolution, max and average pooling, batch
+// norm — each with its backward. Computed in double on the host from the "device" heap, stored in the output's dtype.
 #include <algorithm>
 
 #include "opapi_common.h"
@@ -234,13 +234,16 @@ int64_t pool_out(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ce
   return o;
 }
 
+// `stride_name`/`padding_name`: the arguments' names in the operator's signature (AvgPool2d: strides, paddings).
 bool pool_geometry(Op& op, const TDesc& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
-                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil, PoolGeom* g) {
+                   const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil, PoolGeom* g,
+                   const std::string& stride_name = "stride", const std::string& padding_name = "padding") {
   op.dtype("self", x.dtype, {ACL_FLOAT}, kCannCube);
   op.check(x.ndim() == 3 || x.ndim() == 4, "self must be [C, H, W] or [N, C, H, W], not " + shape_str(x.shape));
   op.check(kernel.size() == 1 || kernel.size() == 2, "kernelSize " + shape_str(kernel) + " must have 1 or 2 entries");
-  op.check(stride.size() <= 2, "stride " + shape_str(stride) + " must have 0, 1 or 2 entries");
-  op.check(padding.size() == 1 || padding.size() == 2, "padding " + shape_str(padding) + " must have 1 or 2 entries");
+  op.check(stride.size() <= 2, stride_name + " " + shape_str(stride) + " must have 0, 1 or 2 entries");
+  op.check(padding.size() == 1 || padding.size() == 2,
+           padding_name + " " + shape_str(padding) + " must have 1 or 2 entries");
   op.check(dilation.size() == 1 || dilation.size() == 2,
            "dilation " + shape_str(dilation) + " must have 1 or 2 entries");
   if (op.status()) return false;
@@ -258,9 +261,9 @@ bool pool_geometry(Op& op, const TDesc& x, const std::vector<int64_t>& kernel, c
   g->dh = pick(dilation, 0);
   g->dw = pick(dilation, 1);
   op.check(g->kh > 0 && g->kw > 0 && g->sh > 0 && g->sw > 0 && g->dh > 0 && g->dw > 0,
-           "kernelSize, stride and dilation must be positive");
+           "kernelSize, " + stride_name + " and dilation must be positive");
   op.check(g->ph >= 0 && g->pw >= 0 && g->ph <= g->kh / 2 && g->pw <= g->kw / 2,
-           "padding " + shape_str({g->ph, g->pw}) + " must be between 0 and half the kernel size " +
+           padding_name + " " + shape_str({g->ph, g->pw}) + " must be between 0 and half the kernel size " +
                shape_str({g->kh, g->kw}));
   if (op.status()) return false;
   g->ho = pool_out(g->h, g->kh, g->ph, g->sh, g->dh, ceil);
@@ -274,6 +277,45 @@ Shape pool_out_shape(const TDesc& x, const PoolGeom& g) {
   s[s.size() - 2] = g.ho;
   s[s.size() - 1] = g.wo;
   return s;
+}
+
+// ---- average pooling ----
+
+// Calls f(plane index, output index, h0, h1, w0, w1, divisor) for every output element: the window clipped to the
+// input is [h0, h1) x [w0, w1); the divisor is PyTorch's (divisorOverride, or the window with or without padding).
+template <class F>
+void avg_windows(const PoolGeom& g, bool count_include_pad, int64_t divisor_override, F&& f) {
+  for (int64_t p = 0; p < g.planes; ++p) {
+    for (int64_t oh = 0; oh < g.ho; ++oh) {
+      for (int64_t ow = 0; ow < g.wo; ++ow) {
+        int64_t h0 = oh * g.sh - g.ph, w0 = ow * g.sw - g.pw;
+        int64_t h1 = std::min(h0 + g.kh, g.h + g.ph), w1 = std::min(w0 + g.kw, g.w + g.pw);
+        const int64_t padded = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0);
+        w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, g.h);
+        w1 = std::min(w1, g.w);
+        const int64_t divisor = divisor_override    ? divisor_override
+                                : count_include_pad ? padded
+                                                    : (h1 - h0) * (w1 - w0);
+        f(p, (p * g.ho + oh) * g.wo + ow, h0, h1, w0, w1, static_cast<double>(divisor));
+      }
+    }
+  }
+}
+
+// What AvgPool2d and its backward check beyond the pooling geometry (no dilation; stride empty = kernel).
+bool avg_pool_checks(Op& op, const TDesc& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                     const std::vector<int64_t>& padding, bool ceil, int64_t divisor_override, int8_t cube, PoolGeom* g,
+                     const char* stride_name, const char* padding_name) {
+  op.check(cube >= 0 && cube <= 2, "cubeMathType " + std::to_string(cube) +
+                                       " is not 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION) or 2 (USE_FP16); 3 "
+                                       "(USE_HF32) is not supported by average pooling");
+  op.check(divisor_override >= 0,
+           "divisorOverride " + std::to_string(divisor_override) + " is negative (0: the pooling window)");
+  op.check(x.numel() > 0, "self " + shape_str(x.shape) + " is empty (empty tensors are not supported)");
+  return op.status() == ACLNN_SUCCESS &&
+         pool_geometry(op, x, kernel, stride, padding, {1}, ceil, g, stride_name, padding_name);
 }
 
 // ---- batch norm ----
@@ -783,6 +825,90 @@ FA_EXPORT aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor* gr
   });
 }
 
+FA_EXPORT aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* kernelSize,
+                                                     const aclIntArray* strides, const aclIntArray* paddings,
+                                                     bool ceilMode, bool countIncludePad, int64_t divisorOverride,
+                                                     int8_t cubeMathType, aclTensor* out, uint64_t* ws,
+                                                     aclOpExecutor** ex) {
+  Op op("aclnnAvgPool2d", ws, ex);
+  TDesc x, o;
+  std::vector<int64_t> k, st, pad;
+  PoolGeom g{};
+  op.tensor(self, "self", &x, false);
+  op.int_array(kernelSize, "kernelSize", &k);
+  op.int_array(strides, "strides", &st);
+  op.int_array(paddings, "paddings", &pad);
+  op.tensor(out, "out", &o, true);
+  if (op.status() ||
+      !avg_pool_checks(op, x, k, st, pad, ceilMode, divisorOverride, cubeMathType, &g, "strides", "paddings")) {
+    return op.status();
+  }
+  op.shape_is("out", o, pool_out_shape(x, g));
+  op.dtype_is("out", o, ACL_FLOAT);
+  if (op.status()) return op.status();
+  const bool include_pad = countIncludePad, fp16 = cubeMathType == 2;
+  const int64_t divisor = divisorOverride;
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    std::vector<float> xv = load<float>(x);
+    if (fp16) {
+      for (float& v : xv) v = round_to_half(v);
+    }
+    std::vector<double> y(static_cast<size_t>(g.planes * g.ho * g.wo));
+    avg_windows(g, include_pad, divisor,
+                [&](int64_t p, int64_t j, int64_t h0, int64_t h1, int64_t w0, int64_t w1, double div) {
+                  double sum = 0;
+                  for (int64_t ih = h0; ih < h1; ++ih) {
+                    for (int64_t iw = w0; iw < w1; ++iw) sum += xv[(p * g.h + ih) * g.w + iw];
+                  }
+                  y[j] = sum / div;
+                });
+    store(o, y);
+  });
+}
+
+FA_EXPORT aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                             const aclIntArray* kernelSize, const aclIntArray* stride,
+                                                             const aclIntArray* padding, bool ceilMode,
+                                                             bool countIncludePad, int64_t divisorOverride,
+                                                             int8_t cubeMathType, aclTensor* gradInput, uint64_t* ws,
+                                                             aclOpExecutor** ex) {
+  Op op("aclnnAvgPool2dBackward", ws, ex);
+  TDesc go, x, gi;
+  std::vector<int64_t> k, st, pad;
+  PoolGeom g{};
+  op.tensor(gradOutput, "gradOutput", &go, false);
+  op.tensor(self, "self", &x, false);
+  op.int_array(kernelSize, "kernelSize", &k);
+  op.int_array(stride, "stride", &st);
+  op.int_array(padding, "padding", &pad);
+  op.tensor(gradInput, "gradInput", &gi, true);
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT}, kCannCube);
+  if (op.status() ||
+      !avg_pool_checks(op, x, k, st, pad, ceilMode, divisorOverride, cubeMathType, &g, "stride", "padding")) {
+    return op.status();
+  }
+  op.shape_is("gradOutput", go, pool_out_shape(x, g));
+  op.shape_is("gradInput", gi, x.shape);
+  op.dtype_is("gradInput", gi, ACL_FLOAT);
+  if (op.status()) return op.status();
+  const bool include_pad = countIncludePad, fp16 = cubeMathType == 2;
+  const int64_t divisor = divisorOverride;
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    std::vector<float> gv = load<float>(go);
+    if (fp16) {
+      for (float& v : gv) v = round_to_half(v);
+    }
+    std::vector<double> r(static_cast<size_t>(g.planes * g.h * g.w), 0.0);
+    avg_windows(g, include_pad, divisor,
+                [&](int64_t p, int64_t j, int64_t h0, int64_t h1, int64_t w0, int64_t w1, double div) {
+                  for (int64_t ih = h0; ih < h1; ++ih) {
+                    for (int64_t iw = w0; iw < w1; ++iw) r[(p * g.h + ih) * g.w + iw] += gv[j] / div;
+                  }
+                });
+    store(gi, r);
+  });
+}
+
 FAKE_ACLNN_LAUNCH_FN(Softmax)
 FAKE_ACLNN_LAUNCH_FN(SoftmaxBackward)
 FAKE_ACLNN_LAUNCH_FN(LogSoftmax)
@@ -795,5 +921,7 @@ FAKE_ACLNN_LAUNCH_FN(MaxPool2dWithIndices)
 FAKE_ACLNN_LAUNCH_FN(MaxPool2dWithIndicesBackward)
 FAKE_ACLNN_LAUNCH_FN(BatchNorm)
 FAKE_ACLNN_LAUNCH_FN(BatchNormBackward)
+FAKE_ACLNN_LAUNCH_FN(AvgPool2d)
+FAKE_ACLNN_LAUNCH_FN(AvgPool2dBackward)
 
 }  // extern "C"

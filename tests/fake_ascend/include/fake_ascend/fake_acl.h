@@ -19,6 +19,7 @@ typedef struct aclTensor aclTensor;
 typedef struct aclScalar aclScalar;
 typedef struct aclIntArray aclIntArray;
 typedef struct aclBoolArray aclBoolArray;
+typedef struct aclTensorList aclTensorList;
 typedef struct aclOpExecutor aclOpExecutor;
 
 typedef enum {
@@ -137,6 +138,8 @@ aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size);
 aclnnStatus aclDestroyIntArray(const aclIntArray* array);
 aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size);
 aclnnStatus aclDestroyBoolArray(const aclBoolArray* array);
+aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size);
+aclnnStatus aclDestroyTensorList(const aclTensorList* array);  // destroys its tensors too, as in CANN
 
 // ---- libopapi.so: every operator is aclnnXxxGetWorkspaceSize(..., workspaceSize, executor) + aclnnXxx ----
 #define FAKE_ACLNN_LAUNCH(name) \
@@ -254,6 +257,95 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
                                                    const aclBoolArray* outputMask, aclTensor* gradInput,
                                                    aclTensor* gradWeight, aclTensor* gradBias, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnBatchNormBackward)
+
+// Elementwise functions (self, out).
+#define FAKE_ACLNN_UNARY(Name)                                                                       \
+  aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, aclTensor* out, FAKE_ACLNN_TAIL); \
+  FAKE_ACLNN_LAUNCH(aclnn##Name)
+FAKE_ACLNN_UNARY(Abs)
+FAKE_ACLNN_UNARY(Sin)
+FAKE_ACLNN_UNARY(Cos)
+FAKE_ACLNN_UNARY(Rsqrt)
+FAKE_ACLNN_UNARY(Reciprocal)
+FAKE_ACLNN_UNARY(Sign)
+FAKE_ACLNN_UNARY(Erf)
+FAKE_ACLNN_UNARY(Log1p)
+FAKE_ACLNN_UNARY(Expm1)
+FAKE_ACLNN_UNARY(Floor)
+FAKE_ACLNN_UNARY(Ceil)
+FAKE_ACLNN_UNARY(Round)
+FAKE_ACLNN_UNARY(Gelu)
+FAKE_ACLNN_UNARY(Silu)
+#undef FAKE_ACLNN_UNARY
+aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnGeluV2)
+aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor* self, const aclScalar* beta, const aclScalar* threshold,
+                                          aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnSoftplus)
+
+// Two tensors, broadcast (self, other, out).
+#define FAKE_ACLNN_BINARY(Name)                                                                            \
+  aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, const aclTensor* other, aclTensor* out, \
+                                            FAKE_ACLNN_TAIL);                                              \
+  FAKE_ACLNN_LAUNCH(aclnn##Name)
+FAKE_ACLNN_BINARY(Maximum)
+FAKE_ACLNN_BINARY(Minimum)
+FAKE_ACLNN_BINARY(EqTensor)
+FAKE_ACLNN_BINARY(NeTensor)
+FAKE_ACLNN_BINARY(GtTensor)
+FAKE_ACLNN_BINARY(GeTensor)
+FAKE_ACLNN_BINARY(LtTensor)
+FAKE_ACLNN_BINARY(LeTensor)
+#undef FAKE_ACLNN_BINARY
+aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, const aclTensor* self, const aclTensor* other,
+                                        aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnSWhere)
+
+// Activation gradients.
+aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                   const aclScalar* threshold, aclTensor* gradInput, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnThresholdBackward)
+aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
+                                              aclTensor* gradInput, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnTanhBackward)
+aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
+                                                 aclTensor* gradInput, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnSigmoidBackward)
+
+// Shape and data movement.
+aclnnStatus aclnnExpandGetWorkspaceSize(const aclTensor* self, const aclIntArray* size, aclTensor* out,
+                                        FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnExpand)
+aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out,
+                                         FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnPermute)
+aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnCat)
+
+// Reductions.
+aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
+                                      FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnAmax)
+aclnnStatus aclnnAminGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
+                                      FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnAmin)
+aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepdim, aclTensor* out,
+                                        FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnArgMax)
+
+// Average pooling (CANN 8.0 signatures; 23.0's AvgPool2d had a uint64_t divisorOverride and its backward a
+// uint64_t& workspaceSize).
+aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor* self, const aclIntArray* kernelSize,
+                                           const aclIntArray* strides, const aclIntArray* paddings, bool ceilMode,
+                                           bool countIncludePad, int64_t divisorOverride, int8_t cubeMathType,
+                                           aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnAvgPool2d)
+aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                   const aclIntArray* kernelSize, const aclIntArray* stride,
+                                                   const aclIntArray* padding, bool ceilMode, bool countIncludePad,
+                                                   int64_t divisorOverride, int8_t cubeMathType, aclTensor* gradInput,
+                                                   FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnAvgPool2dBackward)
 
 #undef FAKE_ACLNN_LAUNCH
 #undef FAKE_ACLNN_TAIL
