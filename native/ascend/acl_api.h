@@ -14,6 +14,7 @@ struct aclTensor;
 struct aclScalar;
 struct aclIntArray;
 struct aclBoolArray;
+struct aclTensorList;
 struct aclOpExecutor;
 
 inline constexpr aclError ACL_SUCCESS = 0;
@@ -85,6 +86,9 @@ using aclCreateIntArray_t = aclIntArray* (*)(const int64_t* value, uint64_t size
 using aclDestroyIntArray_t = aclnnStatus (*)(const aclIntArray* array);
 using aclCreateBoolArray_t = aclBoolArray* (*)(const bool* value, uint64_t size);
 using aclDestroyBoolArray_t = aclnnStatus (*)(const aclBoolArray* array);
+/// A tensor list owns its tensors: aclDestroyTensorList destroys them too.
+using aclCreateTensorList_t = aclTensorList* (*)(const aclTensor* const* value, uint64_t size);
+using aclDestroyTensorList_t = aclnnStatus (*)(const aclTensorList* array);
 
 // ---- libopapi.so: every operator is a pair, aclnnXxxGetWorkspaceSize(args..., &size, &executor) then
 // aclnnXxx(workspace, size, executor, stream); the second has one signature for all. ----

@@ -114,6 +114,8 @@ AclLibrary::AclLibrary() {
   resolve(b, bl, "aclDestroyIntArray", fn_.aclDestroyIntArray);
   resolve(b, bl, "aclCreateBoolArray", fn_.aclCreateBoolArray);
   resolve(b, bl, "aclDestroyBoolArray", fn_.aclDestroyBoolArray);
+  resolve(b, bl, "aclCreateTensorList", fn_.aclCreateTensorList);
+  resolve(b, bl, "aclDestroyTensorList", fn_.aclDestroyTensorList);
 }
 
 AclnnPair AclLibrary::aclnn(const std::string& name) {

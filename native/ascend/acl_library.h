@@ -38,6 +38,8 @@ struct AclFunctions {
   acl::aclDestroyIntArray_t aclDestroyIntArray;
   acl::aclCreateBoolArray_t aclCreateBoolArray;
   acl::aclDestroyBoolArray_t aclDestroyBoolArray;
+  acl::aclCreateTensorList_t aclCreateTensorList;
+  acl::aclDestroyTensorList_t aclDestroyTensorList;
 };
 
 /// One aclnn operator's two entry points (the first's signature depends on the operator).

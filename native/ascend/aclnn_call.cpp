@@ -82,6 +82,25 @@ AclBoolArrayArg::~AclBoolArrayArg() {
   if (p_) fn().aclDestroyBoolArray(p_);
 }
 
+AclTensorListArg::AclTensorListArg(const std::vector<Tensor>& tensors) {
+  std::vector<const acl::aclTensor*> items;
+  try {
+    for (const Tensor& t : tensors) items.push_back(AclTensorArg(t).release());
+  } catch (...) {
+    for (const acl::aclTensor* t : items) fn().aclDestroyTensor(t);
+    throw;
+  }
+  p_ = fn().aclCreateTensorList(items.data(), items.size());
+  if (!p_) {
+    for (const acl::aclTensor* t : items) fn().aclDestroyTensor(t);
+    throw ValueError("Ascend: aclCreateTensorList failed: " + Runtime::get().lib().recent_error());
+  }
+}
+
+AclTensorListArg::~AclTensorListArg() {
+  if (p_) fn().aclDestroyTensorList(p_);
+}
+
 namespace detail {
 
 AclnnLaunch::AclnnLaunch(Device device, const std::string& op)

@@ -24,6 +24,12 @@ class AclTensorArg {
   AclTensorArg(const AclTensorArg&) = delete;
   AclTensorArg& operator=(const AclTensorArg&) = delete;
   acl::aclTensor* get() const { return p_; }
+  /// Hands the aclTensor over (to a tensor list, which destroys it).
+  acl::aclTensor* release() {
+    acl::aclTensor* p = p_;
+    p_ = nullptr;
+    return p;
+  }
 
  private:
   acl::aclTensor* p_ = nullptr;
@@ -69,6 +75,19 @@ class AclBoolArrayArg {
 
  private:
   acl::aclBoolArray* p_ = nullptr;
+};
+
+/// A list of tensors (aclnnCat's): the list owns the aclTensors made for it and destroys them with itself.
+class AclTensorListArg {
+ public:
+  explicit AclTensorListArg(const std::vector<Tensor>& tensors);
+  ~AclTensorListArg();
+  AclTensorListArg(const AclTensorListArg&) = delete;
+  AclTensorListArg& operator=(const AclTensorListArg&) = delete;
+  acl::aclTensorList* get() const { return p_; }
+
+ private:
+  acl::aclTensorList* p_ = nullptr;
 };
 
 /// Launches aclnn<name> on `device`'s stream: `args` are the operator's arguments before (workspaceSize,

@@ -226,8 +226,137 @@ void batch_norm(KernelCtx& c) {
                out.get(), sm.get(), si.get());
 }
 
+// ---- selection, comparison, layout ----
+
+// Inputs of one dtype (the output's may differ: comparisons), none empty.
+void require_same_inputs(const KernelCtx& c) {
+  for (const Tensor& t : c.inputs) {
+    if (t.defined() && t.dtype() != c.inputs[0].dtype()) decline("mixed dtypes");
+    if (t.defined() && t.numel() == 0) decline("an empty tensor");
+  }
+}
+
+void compare(KernelCtx& c, const char* name) {
+  require_same_inputs(c);
+  if (c.inputs[0].dtype() == DType::Bool && std::string(name) != "EqTensor" && std::string(name) != "NeTensor") {
+    decline("ordering bools");
+  }
+  binary(c, name);
+}
+
+// where(cond, x, y): aclnnSWhere(condition, self, other, out).
+void where(KernelCtx& c) {
+  if (c.inputs[1].dtype() != c.out_dtype || c.inputs[2].dtype() != c.out_dtype) decline("mixed dtypes");
+  for (const Tensor& t : c.inputs) {
+    if (t.numel() == 0) decline("an empty tensor");
+  }
+  AclTensorArg cond(c.inputs[0]), x(c.inputs[1]), y(c.inputs[2]), out(c.out);
+  launch_aclnn(c.device, "SWhere", static_cast<const aclTensor*>(cond.get()), static_cast<const aclTensor*>(x.get()),
+               static_cast<const aclTensor*>(y.get()), out.get());
+}
+
+// broadcast_to: aclnnExpand to the output's shape.
+void broadcast_to(KernelCtx& c) {
+  if (c.inputs[0].numel() == 0 || c.out.numel() == 0) decline("an empty tensor");
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg size(std::vector<int64_t>(c.out_shape.begin(), c.out_shape.end()));
+  launch_aclnn(c.device, "Expand", static_cast<const aclTensor*>(x.get()),
+               static_cast<const acl::aclIntArray*>(size.get()), out.get());
+}
+
+// transpose: aclnnPermute with the op's permutation (negative axes normalised).
+void transpose(KernelCtx& c) {
+  if (c.inputs[0].numel() == 0) decline("an empty tensor");
+  const int64_t rank = c.inputs[0].dim();
+  std::vector<int64_t> perm = c.attrs.get_ints("perm");
+  for (int64_t& p : perm) p = p < 0 ? p + rank : p;
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg dims(perm);
+  launch_aclnn(c.device, "Permute", static_cast<const aclTensor*>(x.get()),
+               static_cast<const acl::aclIntArray*>(dims.get()), out.get());
+}
+
+// concat: aclnnCat over a tensor list, which owns (and destroys) the aclTensors it is made of.
+void concat(KernelCtx& c) {
+  require_same_inputs(c);
+  if (c.inputs[0].dtype() != c.out_dtype) decline("mixed dtypes");
+  const int64_t axis = c.attrs.get_int("axis");
+  AclTensorListArg list(c.inputs);
+  AclTensorArg out(c.out);
+  launch_aclnn(c.device, "Cat", static_cast<const acl::aclTensorList*>(list.get()),
+               axis < 0 ? axis + c.out.dim() : axis, out.get());
+}
+
+// tanh_grad / sigmoid_grad(y, dy): aclnnTanhBackward / aclnnSigmoidBackward(gradOutput = dy, output = y);
+// relu_grad(y, dy): aclnnThresholdBackward(gradOutput = dy, self = y, threshold 0), a select as the op is.
+void activation_grad(KernelCtx& c, const char* name, bool has_double) {
+  require_float(c, has_double);
+  if (c.inputs[0].shape() != c.inputs[1].shape()) decline("broadcast operands");
+  AclTensorArg y(c.inputs[0]), dy(c.inputs[1]), out(c.out);
+  if (std::string(name) == "ThresholdBackward") {
+    AclScalarArg zero(0.0, c.out_dtype);
+    launch_aclnn(c.device, name, static_cast<const aclTensor*>(dy.get()), static_cast<const aclTensor*>(y.get()),
+                 static_cast<const acl::aclScalar*>(zero.get()), out.get());
+  } else {
+    launch_aclnn(c.device, name, static_cast<const aclTensor*>(dy.get()), static_cast<const aclTensor*>(y.get()),
+                 out.get());
+  }
+}
+
+// amax / amin over the op's axes.
+void extreme(KernelCtx& c, const char* name) {
+  require_float(c);
+  const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), c.inputs[0].dim());
+  if (axes.empty()) decline("no axis to reduce");
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg dims(axes);
+  launch_aclnn(c.device, name, static_cast<const aclTensor*>(x.get()), static_cast<const acl::aclIntArray*>(dims.get()),
+               c.attrs.get_bool("keepdims"), out.get());
+}
+
+// gelu: aclnnGeluV2 (approximate 0: the erf form, 1: tanh); the NPU's GELU has no float64.
+void gelu(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  const int64_t approximate = c.attrs.get_string("approximate") == "tanh" ? 1 : 0;
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  launch_aclnn(c.device, "GeluV2", static_cast<const aclTensor*>(x.get()), approximate, out.get());
+}
+
+// square: aclnnMul(x, x).
+void square(KernelCtx& c) {
+  require_numeric(c);
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  launch_aclnn(c.device, "Mul", static_cast<const aclTensor*>(x.get()), static_cast<const aclTensor*>(x.get()), out.get());
+}
+
+// avg_pool2d: windows averaged over kH kW with padding counted (countIncludePad, no divisor override).
+void avg_pool2d(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  PoolArgs a(c);
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  launch_aclnn(c.device, "AvgPool2d", static_cast<const aclTensor*>(x.get()),
+               static_cast<const acl::aclIntArray*>(a.kernel.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
+               static_cast<const acl::aclIntArray*>(a.padding.get()), false, true, int64_t{0},
+               static_cast<int8_t>(acl::KEEP_DTYPE), out.get());
+}
+
+// avg_pool2d_grad(dout): the backward takes the input tensor for its shape only (uninitialised here).
+void avg_pool2d_grad(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  PoolArgs a(c);
+  const std::vector<int64_t> xs = c.attrs.get_ints("x_shape");
+  const Tensor x = Tensor::empty(Shape(xs.begin(), xs.end()), c.out_dtype, c.device);
+  AclTensorArg dy(c.inputs[0]), xa(x), out(c.out);
+  launch_aclnn(c.device, "AvgPool2dBackward", static_cast<const aclTensor*>(dy.get()),
+               static_cast<const aclTensor*>(xa.get()), static_cast<const acl::aclIntArray*>(a.kernel.get()),
+               static_cast<const acl::aclIntArray*>(a.stride.get()), static_cast<const acl::aclIntArray*>(a.padding.get()),
+               false, true, int64_t{0}, static_cast<int8_t>(acl::KEEP_DTYPE), out.get());
+}
+
 constexpr char kNeg[] = "Neg", kExp[] = "Exp", kLog[] = "Log", kSqrt[] = "Sqrt", kTanh[] = "Tanh",
-               kSigmoid[] = "Sigmoid", kRelu[] = "Relu";
+               kSigmoid[] = "Sigmoid", kRelu[] = "Relu", kAbs[] = "Abs", kSin[] = "Sin", kCos[] = "Cos",
+               kRsqrt[] = "Rsqrt", kReciprocal[] = "Reciprocal", kErf[] = "Erf", kLog1p[] = "Log1p",
+               kExpm1[] = "Expm1", kFloor[] = "Floor", kCeil[] = "Ceil", kRound[] = "Round", kSilu[] = "Silu";
 
 }  // namespace
 
@@ -259,6 +388,37 @@ std::vector<DeviceKernel> aclnn_kernels() {
       {"max_pool2d", "MaxPool2dWithIndices", max_pool2d},
       {"max_pool2d_grad", "MaxPool2dWithIndicesBackward", max_pool2d_grad},
       {"batch_norm", "BatchNorm", batch_norm},
+      {"avg_pool2d", "AvgPool2d", avg_pool2d},
+      {"avg_pool2d_grad", "AvgPool2dBackward", avg_pool2d_grad},
+      {"abs", "Abs", [](KernelCtx& c) { unary<kAbs>(c, true); }},
+      {"sin", "Sin", [](KernelCtx& c) { unary<kSin>(c, true); }},
+      {"cos", "Cos", [](KernelCtx& c) { unary<kCos>(c, true); }},
+      {"rsqrt", "Rsqrt", [](KernelCtx& c) { unary<kRsqrt>(c, true); }},
+      {"reciprocal", "Reciprocal", [](KernelCtx& c) { unary<kReciprocal>(c, true); }},
+      {"erf", "Erf", [](KernelCtx& c) { unary<kErf>(c, true); }},
+      {"log1p", "Log1p", [](KernelCtx& c) { unary<kLog1p>(c, true); }},
+      {"expm1", "Expm1", [](KernelCtx& c) { unary<kExpm1>(c, true); }},
+      {"floor", "Floor", [](KernelCtx& c) { unary<kFloor>(c, true); }},
+      {"ceil", "Ceil", [](KernelCtx& c) { unary<kCeil>(c, true); }},
+      {"round", "Round", [](KernelCtx& c) { unary<kRound>(c, true); }},
+      {"silu", "Silu", [](KernelCtx& c) { unary<kSilu>(c, false); }},
+      {"gelu", "GeluV2", gelu},
+      {"square", "Mul", square},
+      {"tanh_grad", "TanhBackward", [](KernelCtx& c) { activation_grad(c, "TanhBackward", true); }},
+      {"sigmoid_grad", "SigmoidBackward", [](KernelCtx& c) { activation_grad(c, "SigmoidBackward", true); }},
+      {"relu_grad", "ThresholdBackward", [](KernelCtx& c) { activation_grad(c, "ThresholdBackward", false); }},
+      {"equal", "EqTensor", [](KernelCtx& c) { compare(c, "EqTensor"); }},
+      {"not_equal", "NeTensor", [](KernelCtx& c) { compare(c, "NeTensor"); }},
+      {"greater", "GtTensor", [](KernelCtx& c) { compare(c, "GtTensor"); }},
+      {"greater_equal", "GeTensor", [](KernelCtx& c) { compare(c, "GeTensor"); }},
+      {"less", "LtTensor", [](KernelCtx& c) { compare(c, "LtTensor"); }},
+      {"less_equal", "LeTensor", [](KernelCtx& c) { compare(c, "LeTensor"); }},
+      {"where", "SWhere", where},
+      {"broadcast_to", "Expand", broadcast_to},
+      {"transpose", "Permute", transpose},
+      {"concat", "Cat", concat},
+      {"amax", "Amax", [](KernelCtx& c) { extreme(c, "Amax"); }},
+      {"amin", "Amin", [](KernelCtx& c) { extreme(c, "Amin"); }},
   };
 }
 

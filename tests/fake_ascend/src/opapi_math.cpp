@@ -900,7 +900,9 @@ FA_EXPORT aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gr
 
 FA_EXPORT aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
                                                         aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
-  return activation_backward("aclnnTanhBackward", true, gradOutput, output, gradInput, {ACL_FLOAT}, kCannCube, ws, ex);
+  // DOUBLE, unlike aclnnTanh: CANN 8.0 documents FLOAT, FLOAT16, DOUBLE, BFLOAT16 for aclnnTanhBackward
+  return activation_backward("aclnnTanhBackward", true, gradOutput, output, gradInput, FA_FLOAT_TYPES, kCannFloat, ws,
+                             ex);
 }
 FA_EXPORT aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
                                                            aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {

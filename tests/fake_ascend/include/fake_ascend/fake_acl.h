@@ -277,6 +277,7 @@ FAKE_ACLNN_UNARY(Round)
 FAKE_ACLNN_UNARY(Gelu)
 FAKE_ACLNN_UNARY(Silu)
 #undef FAKE_ACLNN_UNARY
+// aclnnGelu computes the tanh form CANN documents; approximate 0 ("none") here is the exact erf form, 1 the tanh form.
 aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnGeluV2)
 aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor* self, const aclScalar* beta, const aclScalar* threshold,
