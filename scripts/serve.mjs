@@ -7,8 +7,9 @@
 // Port: --port, else the PORT environment variable, else 8080; 0 picks a free port. Host: 127.0.0.1 unless
 // --host says otherwise (0.0.0.0 to reach it from other machines). Root: the repository. Once listening it
 // prints one line, `bprop: serving DIR at http://HOST:PORT/`. Files are sent with no caching, so an edited
-// file is what the next reload gets. Directories serve their index.html, or else a list of their entries;
-// hidden files (names starting with a dot) are never served.
+// file is what the next reload gets. `/` of the repository goes to the demos (/demos/web/); other directories
+// serve their index.html, or else a list of their entries; hidden files (names starting with a dot) are never
+// served.
 import { createReadStream } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -55,7 +56,7 @@ function sendText(res, status, text, headers = {}) {
 }
 
 /** An http.Server (not yet listening) that serves the files under root. */
-export function createServer({ root = repoRoot } = {}) {
+export function createServer({ root = repoRoot, home = '/demos/web/' } = {}) {
   const base = path.resolve(root);
   return http.createServer(async (req, res) => {
     try {
@@ -78,6 +79,14 @@ export function createServer({ root = repoRoot } = {}) {
       if (urlPath.includes('\0')) {
         sendText(res, 400, 'bad request');
         return;
+      }
+      if (urlPath === '/' && home) {
+        const homeIndex = await stat(path.join(base, home, 'index.html')).catch(() => null);
+        if (homeIndex?.isFile()) {
+          res.writeHead(302, { Location: home, 'Cache-Control': 'no-store' });
+          res.end();
+          return;
+        }
       }
       let file = path.join(base, path.normalize(urlPath));
       const inside = (p) => p === base || p.startsWith(base + path.sep);

@@ -61,6 +61,11 @@ bool device_backend_available(Backend b) {
   }
 }
 
+void Tensor::refuse_host_access() const {
+  throw ValueError("A tensor of shape " + shape_str(shape()) + " " + dtype_name(dtype()) + " lives on " +
+                   device().str() + ": its elements are not in host memory (read them with cpu() or to_vector())");
+}
+
 // ---- copies ------------------------------------------------------------------------------------------------
 
 Tensor Tensor::to(Device target) const {

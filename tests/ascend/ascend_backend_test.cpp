@@ -100,6 +100,8 @@ TEST(AscendTensors, MoveToTheDeviceAndBack) {
   EXPECT_EQ(d.cpu().device(), Device::cpu());
   EXPECT_DOUBLE_EQ(d.to(Device::ascend(0)).clone().cpu().to_vector<double>()[3], 4e10);
   EXPECT_NE(d.to_string().find("device=ascend:0"), std::string::npos) << d.to_string();
+  const std::string e = error_of([&] { (void)d.data<float>(); });  // no host pointer into device memory
+  EXPECT_NE(e.find("lives on ascend:0"), std::string::npos) << e;
   EXPECT_DOUBLE_EQ(scalar(7.5, DType::Float64).to(Device::ascend()).item(), 7.5);
   const Tensor i = tensor_i32({1, 2, 3}, {3}).to(Device::ascend());
   EXPECT_EQ(i.to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 3}));

@@ -42,3 +42,17 @@ endif()
 if(NOT npu_out MATCHES "ascend:0")
   message(FATAL_ERROR "the NPU run does not say it ran on ascend:0:\n${npu_out}")
 endif()
+# bprop eval of the NPU run's checkpoint gives the same accuracy on the NPU as on the CPU.
+foreach(dev cpu ascend)
+  execute_process(COMMAND ${BPROP} eval --device ${dev} --checkpoint ${CMAKE_CURRENT_BINARY_DIR}/npu.safetensors
+                          --limit 256
+                  OUTPUT_VARIABLE eval_out ERROR_VARIABLE eval_err RESULT_VARIABLE eval_rc)
+  if(NOT eval_rc EQUAL 0)
+    message(FATAL_ERROR "eval on ${dev} failed: ${eval_err}")
+  endif()
+  string(REGEX MATCH "acc(uracy)? [0-9.]+%" eval_${dev} "${eval_out}")
+endforeach()
+message(STATUS "eval: cpu ${eval_cpu}, npu ${eval_ascend}")
+if(NOT eval_cpu STREQUAL eval_ascend OR eval_cpu STREQUAL "")
+  message(FATAL_ERROR "eval on the NPU (${eval_ascend}) differs from eval on the CPU (${eval_cpu})")
+endif()

@@ -114,8 +114,15 @@ class Tensor {
   /// item() or cpu(), which copy).
   void* raw_data() { return static_cast<unsigned char*>(impl_->storage->data()) + impl_->offset; }
   const void* raw_data() const { return static_cast<const unsigned char*>(impl_->storage->data()) + impl_->offset; }
-  template <typename T> T* data() { return static_cast<T*>(raw_data()); }
-  template <typename T> const T* data() const { return static_cast<const T*>(raw_data()); }
+  /// The elements on the host; a ValueError for a tensor on a device (read it with cpu() or to_vector()).
+  template <typename T> T* data() {
+    if (backend() == Backend::Ascend) refuse_host_access();
+    return static_cast<T*>(raw_data());
+  }
+  template <typename T> const T* data() const {
+    if (backend() == Backend::Ascend) refuse_host_access();
+    return static_cast<const T*>(raw_data());
+  }
 
   /// Element values converted to T (any dtype to any arithmetic type).
   template <typename T> std::vector<T> to_vector() const;
@@ -141,6 +148,7 @@ class Tensor {
   bool same(const Tensor& o) const { return impl_ == o.impl_; }
 
  private:
+  [[noreturn]] void refuse_host_access() const;
   std::shared_ptr<TensorImpl> impl_;
 };
 
