@@ -18,21 +18,8 @@ namespace {
 const AclFunctions& fn() { return Runtime::get().lib().fn(); }
 }  // namespace
 
-namespace {
-std::vector<int64_t> row_major(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size());
-  int64_t s = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= dims[i];
-  }
-  return strides;
-}
-}  // namespace
-
 AclTensorArg::AclTensorArg(const Tensor& t)
-    : AclTensorArg(t, std::vector<int64_t>(t.shape().begin(), t.shape().end()),
-                   row_major(std::vector<int64_t>(t.shape().begin(), t.shape().end()))) {}
+    : AclTensorArg(t, std::vector<int64_t>(t.shape().begin(), t.shape().end()), row_major_strides(t.shape())) {}
 
 AclTensorArg::AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
   const int64_t storage = t.numel();

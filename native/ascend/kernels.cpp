@@ -73,12 +73,7 @@ void reduce(KernelCtx& c, const char* name) {
 // The last two dimensions of `t` swapped, as a strided view (no copy).
 AclTensorArg transposed_view(const Tensor& t) {
   std::vector<int64_t> dims(t.shape().begin(), t.shape().end());
-  std::vector<int64_t> strides(dims.size());
-  int64_t s = 1;
-  for (size_t i = dims.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= dims[i];
-  }
+  std::vector<int64_t> strides = row_major_strides(t.shape());
   const size_t r = dims.size();
   std::swap(dims[r - 1], dims[r - 2]);
   std::swap(strides[r - 1], strides[r - 2]);
