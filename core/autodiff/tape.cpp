@@ -250,8 +250,10 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
       {
         // A bprop's host constants go to the device of the value it differentiates.
         std::optional<detail::PreferDevice> on_device;
-        const Tensor& value = node->out.defined() ? node->out : dout;
-        if (value.backend() != Backend::CPU && value.backend() != Backend::Graph) on_device.emplace(value.device());
+        if (detail::devices_in_use()) {
+          const Tensor& value = node->out.defined() ? node->out : dout;
+          if (value.backend() != Backend::CPU && value.backend() != Backend::Graph) on_device.emplace(value.device());
+        }
         if (node->op) {
           const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
           dx = node->op->bprop(ctx);

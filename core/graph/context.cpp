@@ -21,6 +21,7 @@ void set_context(const Context& context) {
   const Device d = context.device;
   if (d.backend == Backend::Graph) throw ValueError("For 'set_context', 'graph' is not a device");
   if (!d.is_cpu()) {
+    detail::note_device_use();
     const int count = device_backend(d.backend).device_count();  // throws, saying why, when there is no backend
     if (d.index < 0 || d.index >= count) {
       throw ValueError("For 'set_context', device " + d.str() + " does not exist (" + std::to_string(count) + " " +

@@ -1,5 +1,6 @@
 // The dispatcher: one path for every op call, built-in or user-registered.
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -55,8 +56,11 @@ thread_local int t_kernel_depth = 0;
 // Also makes the kernel's device the one host tensors go to: the ops a composite kernel runs on a device run
 // there, with the host constants of its decomposition moved over; a CPU kernel's stay on the host.
 struct KernelDepth {
-  detail::PreferDevice prefer;
-  explicit KernelDepth(Device d) : prefer(d) { ++t_kernel_depth; }
+  std::optional<detail::PreferDevice> prefer;
+  explicit KernelDepth(Device d) {
+    if (detail::devices_in_use()) prefer.emplace(d);
+    ++t_kernel_depth;
+  }
   ~KernelDepth() { --t_kernel_depth; }
 };
 
@@ -65,6 +69,7 @@ struct KernelDepth {
 // device, all of them are (MindSpore's host tensors); with no device input, a call runs on the context's device
 // (or, in a kernel or a bprop, on that one's: detail::PreferDevice). Anything else is a ValueError naming both devices.
 Device place_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vector<Tensor>& moved) {
+  if (!detail::devices_in_use()) return Device::cpu();
   Device dev = Device::cpu();
   size_t dev_input = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {

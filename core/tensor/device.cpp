@@ -126,6 +126,8 @@ void reset_fallback_counts() {
 }
 
 namespace detail {
+std::atomic<bool> g_devices_in_use{false};
+
 void count_fallback(const std::string& op) {
   std::lock_guard<std::mutex> lock(g_fallback_mutex);
   ++fallbacks()[op];

@@ -36,6 +36,7 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
     return;
   }
   if (device.backend != Backend::CPU) {  // device memory, not counted with the host's
+    detail::note_device_use();
     data_ = device_backend(device.backend).allocate(device.index, bytes);
     return;
   }

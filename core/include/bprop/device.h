@@ -2,6 +2,7 @@
 // on), and how ops reach it. Ops dispatch on their inputs' device; an op with no kernel for a device runs its CPU
 // kernel with a host round trip, counted per op (fallback_counts).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -65,6 +66,12 @@ void copy_into(Tensor& dst, const Tensor& src);
 struct OpDef;
 
 namespace detail {
+/// False until a tensor is allocated on a device or a device becomes the context's: until then every call runs on
+/// the CPU and the dispatcher skips device placement (the per-op cost of CPU-only programs).
+extern std::atomic<bool> g_devices_in_use;
+inline bool devices_in_use() { return g_devices_in_use.load(std::memory_order_relaxed); }
+inline void note_device_use() { g_devices_in_use.store(true, std::memory_order_relaxed); }
+
 /// Counts one CPU fallback of `op` (thread-safe).
 void count_fallback(const std::string& op);
 
