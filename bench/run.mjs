@@ -359,7 +359,7 @@ if (gemmLines.length) console.log(`\n${gemmLines.join('\n')}`);
 function packageSize() {
   const web = path.join(root, 'web');
   const modules = readdirSync(web).filter((f) => f.endsWith('.js')).map((f) => path.join(web, f));
-  const files = [path.join(web, 'dist', 'bprop.cjs'), path.join(web, 'dist', 'bprop.wasm'), ...modules];
+  const files = [path.join(web, 'dist', 'bprop.mjs'), path.join(web, 'dist', 'bprop.wasm'), ...modules];
   if (!files.every(existsSync)) return null;
   return files.reduce((s, f) => s + gzipSync(readFileSync(f), { level: 9 }).length, 0);
 }

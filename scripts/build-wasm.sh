@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the WebAssembly module with Emscripten into web/dist/ (bprop.cjs + bprop.wasm) and prints its size.
+# Builds the WebAssembly module with Emscripten into web/dist/ (bprop.mjs, the ES-module glue, + bprop.wasm), the
+# CommonJS entry web/dist/bprop.cjs (tools/build-cjs.mjs, with esbuild from npm ci), and prints the size.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Debian's Emscripten finds its Node modules only through NODE_PATH.
@@ -20,10 +21,14 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     -DEigen3_DIR=/usr/share/eigen3/cmake -Dnlohmann_json_DIR=/usr/share/cmake/nlohmann_json
 fi
 cmake --build "$build" -j "$(nproc)"
+if [ ! -x "$root/node_modules/.bin/esbuild" ]; then
+  (cd "$root" && npm ci --no-audit --no-fund)
+fi
+node "$root/tools/build-cjs.mjs"
 # Package size: what a browser downloads. The first total is the module (wasm + glue) and the entry
 # (web/index.js); the second adds the ES modules the entry imports (every other web/*.js).
 gz() { gzip -9c "$1" | wc -c; }
-js="$root/web/dist/bprop.cjs"
+js="$root/web/dist/bprop.mjs"
 wasm="$root/web/dist/bprop.wasm"
 entry="$root/web/index.js"
 raw=$(( $(wc -c <"$js") + $(wc -c <"$wasm") + $(wc -c <"$entry") ))

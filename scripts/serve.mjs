@@ -9,7 +9,8 @@
 // prints one line, `bprop: serving DIR at http://HOST:PORT/`. Files are sent with no caching, so an edited
 // file is what the next reload gets. `/` of the repository goes to the demos (/demos/web/); other directories
 // serve their index.html, or else a list of their entries; hidden files (names starting with a dot) are never
-// served.
+// served. `--header 'Name: value'` (repeatable) adds a header to every response, e.g. a Content-Security-Policy
+// to try an app under it.
 import { createReadStream } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import http from 'node:http';
@@ -56,10 +57,11 @@ function sendText(res, status, text, headers = {}) {
 }
 
 /** An http.Server (not yet listening) that serves the files under root. */
-export function createServer({ root = repoRoot, home = '/demos/web/' } = {}) {
+export function createServer({ root = repoRoot, home = '/demos/web/', headers = {} } = {}) {
   const base = path.resolve(root);
   return http.createServer(async (req, res) => {
     try {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         sendText(res, 405, 'method not allowed', { Allow: 'GET, HEAD' });
         return;
@@ -155,8 +157,8 @@ export function createServer({ root = repoRoot, home = '/demos/web/' } = {}) {
 }
 
 /** Starts serving root on host:port (port 0: a free one); resolves to {server, url, port} once listening. */
-export function serve({ root = repoRoot, port = 8080, host = '127.0.0.1' } = {}) {
-  const server = createServer({ root });
+export function serve({ root = repoRoot, port = 8080, host = '127.0.0.1', headers = {} } = {}) {
+  const server = createServer({ root, headers });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -169,8 +171,9 @@ export function serve({ root = repoRoot, port = 8080, host = '127.0.0.1' } = {})
 }
 
 function parseArgs(argv) {
-  const usage = 'usage: node scripts/serve.mjs [--port N] [--host H] [--root DIR]   (PORT in the environment also sets the port)';
-  const opts = { port: process.env.PORT ?? '8080', host: '127.0.0.1', root: repoRoot };
+  const usage = "usage: node scripts/serve.mjs [--port N] [--host H] [--root DIR] [--header 'Name: value']...   " +
+    '(PORT in the environment also sets the port)';
+  const opts = { port: process.env.PORT ?? '8080', host: '127.0.0.1', root: repoRoot, headers: {} };
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? arg.split(/=(.*)/s, 2) : [arg, undefined];
@@ -182,6 +185,11 @@ function parseArgs(argv) {
     if (flag === '--port' || flag === '-p') opts.port = value();
     else if (flag === '--host') opts.host = value();
     else if (flag === '--root') opts.root = path.resolve(value());
+    else if (flag === '--header') {
+      const m = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+):\s*(.*)$/s.exec(value());
+      if (!m) throw new Error(`--header needs 'Name: value'\n${usage}`);
+      opts.headers[m[1]] = m[2];
+    }
     else if (flag === '--help' || flag === '-h') {
       process.stdout.write(`${usage}\n`);
       process.exit(0);

@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-[ -d node_modules ] || npm ci --no-audit --no-fund
+[ -x node_modules/.bin/esbuild ] || npm ci --no-audit --no-fund
 bash scripts/build-native.sh
 echo "== native tests (ctest) =="
 (cd build/native && ctest -j "$(nproc)" --output-on-failure)

@@ -879,5 +879,16 @@ export interface Bprop {
   keep<T extends Tensor>(t: T): T;
 }
 
-/** Loads the WebAssembly module (once) and returns the API. */
-export function init(): Promise<Bprop>;
+/** Where init() gets the WebAssembly binary, when not from next to the package's entry (the default). */
+export interface InitOptions {
+  /** The URL the binary is served from (relative URLs resolve against the page). */
+  wasmUrl?: string | URL;
+  /** The binary's bytes. */
+  wasmBinary?: ArrayBuffer | ArrayBufferView;
+}
+
+/**
+ * Loads the WebAssembly module (once) and returns the API. Options apply to the first call; a later call
+ * with other options is refused with a ValueError.
+ */
+export function init(options?: InitOptions): Promise<Bprop>;

@@ -20,7 +20,7 @@ import {
 } from './errors.js';
 import { installFmaKernel } from './fma-kernel.js';
 import { checkFeatures } from './features.js';
-import { loadFactory } from './loader.js';
+import { loadModule, loadOptions } from './loader.js';
 import { makeNn } from './nn.js';
 import {
   collectTensors,
@@ -36,19 +36,32 @@ import {
 export { BpropError, DTypeError, MemoryError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
 
 let defaultInstance = null;
+let defaultOptions = null;
 
-/** Loads the WebAssembly module once and returns the API object (the same one on every call). */
-export function init() {
-  if (!defaultInstance) {
-    defaultInstance = Promise.resolve()
-      .then(() => checkFeatures())
-      .then(loadFactory)
-      .then(({ factory, wasmBinary }) => factory({ wasmBinary }))
-      .then((mod) => new Bprop(mod));
-    defaultInstance.catch(() => {
-      defaultInstance = null;
-    });
+/**
+ * Loads the WebAssembly module once and returns the API object (the same one on every call).
+ * `options.wasmUrl` (where the binary is served, when not next to this file) or `options.wasmBinary` (its bytes)
+ * apply to the first call; a later call may repeat them but not change them.
+ */
+export function init(options) {
+  const opts = loadOptions(options);
+  if (defaultInstance) {
+    const same = (opts.wasmUrl === undefined || String(opts.wasmUrl) === String(defaultOptions.wasmUrl)) &&
+      (opts.wasmBinary === undefined || opts.wasmBinary === defaultOptions.wasmBinary);
+    if (!same) {
+      return Promise.reject(new ValueError(
+        'bprop.init: the module is already loaded with other options (give wasmUrl or wasmBinary on the first call)'));
+    }
+    return defaultInstance;
   }
+  defaultOptions = opts;
+  defaultInstance = Promise.resolve()
+    .then(() => checkFeatures())
+    .then(() => loadModule(opts))
+    .then((mod) => new Bprop(mod));
+  defaultInstance.catch(() => {
+    defaultInstance = null;
+  });
   return defaultInstance;
 }
 

@@ -30,6 +30,7 @@ after(async () => {
 test('scripts/serve.mjs serves the package files with their content types', async () => {
   const expect = [
     ['web/index.js', 'text/javascript'],
+    ['web/dist/bprop.mjs', 'text/javascript'],
     ['web/dist/bprop.cjs', 'text/javascript'],
     ['web/dist/bprop.wasm', 'application/wasm'],
     ['web/bin/bprop-check.mjs', 'text/javascript'],
@@ -106,7 +107,7 @@ test('headless Chromium loads the package with <script type="module">: vectors a
     assert.equal(error, undefined, `the fixture page threw:\n${error}\n${problems.join('\n')}`);
     assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
     assert.ok(results, 'the fixture page reported its results');
-    assert.ok(served.has('/web/index.js') && served.has('/web/dist/bprop.cjs') && served.has('/web/dist/bprop.wasm'),
+    assert.ok(served.has('/web/index.js') && served.has('/web/dist/bprop.mjs') && served.has('/web/dist/bprop.wasm'),
       `the page loaded the package from the server (${[...served.keys()].join(', ')})`);
 
     // (a) The whole vector file, case by case, as the native runner sees it.

@@ -3,6 +3,11 @@ import { init, ShapeError, type Bprop, type Tensor } from 'bprop';
 
 async function main(): Promise<void> {
   const bp: Bprop = await init();
+  // Apps that host the binary elsewhere (type-checked only: the module is already loaded above).
+  const fromCdn = (url: string | URL): Promise<Bprop> => init({ wasmUrl: url });
+  const fromBytes = (bytes: Uint8Array): Promise<Bprop> => init({ wasmBinary: bytes });
+  void fromCdn;
+  void fromBytes;
   const x: Tensor = bp.tensor([[1, 2, 3], [4, 5, 6]], { dtype: 'float64' });
   const s: number = x.mul(x).sum().item();
   const rows: Tensor = bp.ops.sum(x, { axis: 1, keepdims: true });

@@ -1,0 +1,5 @@
+import { init } from 'bprop';
+
+import { runWorker } from './checks.js';
+
+runWorker(init);
