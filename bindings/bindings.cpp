@@ -623,6 +623,13 @@ val jit_lower(uint32_t id, val args) {
   });
 }
 
+val jit_export_graph(uint32_t id, val args) {
+  return guarded([&] {
+    const JitFn f = jits().get(id);
+    return val(f.export_graph(to_tensors(args)));
+  });
+}
+
 val jit_stats(uint32_t id) {
   return guarded([&] {
     const JitStats s = jits().get(id).stats();
@@ -801,6 +808,7 @@ EMSCRIPTEN_BINDINGS(bprop) {
   function("setTraceLocation", &js::set_trace_location);
   function("jitCall", &js::jit_call);
   function("jitLower", &js::jit_lower);
+  function("jitExportGraph", &js::jit_export_graph);
   function("jitStats", &js::jit_stats);
   function("jitRelease", &js::jit_release);
   function("jitLive", &js::jit_live);

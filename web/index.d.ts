@@ -396,6 +396,38 @@ export interface JitStats {
   passes: JitPassRecord[];
 }
 
+/** A value of a jitted graph: an argument, a captured constant, a live Parameter or a node's result. */
+export interface JitGraphValue {
+  id: number;
+  shape: Shape;
+  dtype: DType;
+  kind: 'argument' | 'constant' | 'parameter' | 'node';
+  /** For an argument: its position. */
+  argument?: number;
+  /** For a parameter: its name. */
+  name?: string;
+  /** For a constant: its first values (non-finite ones as "nan", "inf", "-inf"), and whether there are more. */
+  values?: (number | string)[];
+  truncated?: boolean;
+  /** For a node's result: the node's index. */
+  node?: number;
+}
+
+/** Format "bprop-jit-graph/1": a jitted function's optimised graph (docs/graph.md). */
+export interface JitGraphExport {
+  format: 'bprop-jit-graph/1';
+  values: JitGraphValue[];
+  /** In execution order; `group` is the fused group the node runs in (null: a kernel of its own). */
+  nodes: { index: number; op: string; inputs: (number | null)[]; output: number; attrs: Record<string, unknown>;
+    group: number | null; where: string }[];
+  /** Consecutive nodes run as one loop. */
+  groups: { id: number; nodes: number[] }[];
+  /** Parameters the function assigns, after the nodes. */
+  updates: { parameter: string; value: number }[];
+  outputs: number[];
+  passes: JitPassRecord[];
+}
+
 /**
  * A function from bp.jit: called like the function it was made from (tensor arguments; numbers and arrays become
  * tensors), it traces that function once per signature and replays the graph after.
@@ -404,6 +436,8 @@ export interface JitFunction<R = any> {
   (...args: (TensorArg | NestedArray | TypedData)[]): R;
   /** The graph for these arguments' signature as text (traced now if it was not). */
   lower(...args: (TensorArg | NestedArray | TypedData)[]): string;
+  /** The same graph as data, for viewers: nodes, fused groups, Parameter updates (docs/graph.md). */
+  exportGraph(...args: (TensorArg | NestedArray | TypedData)[]): JitGraphExport;
   stats(): JitStats;
   /** Frees the graphs now (idempotent); later calls are a ValueError. A forgotten function is freed by the collector. */
   dispose(): void;

@@ -852,6 +852,11 @@ class Bprop {
     Object.defineProperties(jitted, {
       /** The graph for these arguments' signature as text (traced now if it was not). */
       lower: { value: (...args) => run('lower()', args, (jitId, handles) => bp._check(mod.jitLower(jitId, handles))) },
+      /** The same graph as data (format bprop-jit-graph/1, docs/graph.md): nodes, fused groups, updates. */
+      exportGraph: {
+        value: (...args) =>
+          run('exportGraph()', args, (jitId, handles) => JSON.parse(bp._check(mod.jitExportGraph(jitId, handles)))),
+      },
       /** {traces, replays, eagerCalls, gradCalls, nodes, kernels, ..., passes}: the core's JitStats. */
       stats: { value: () => bp._check(mod.jitStats(live())) },
       /** Frees the graphs and the traced function's callback now (idempotent); later calls are a ValueError. */

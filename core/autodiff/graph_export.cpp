@@ -6,22 +6,12 @@
 
 #include "autodiff/observer.h"
 #include "autodiff/tape.h"
+#include "registry/attr_json.h"
 
 namespace bprop {
 namespace {
 
-// ordered: keys print in the order written, as in docs/graph.md (and one json type in the module, not two).
-using json = nlohmann::ordered_json;
-
-json attr_json(const AttrValue& v) {
-  return std::visit(
-      [](const auto& x) -> json {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return nullptr;
-        else return json(x);
-      },
-      v);
-}
+using json = OrderedJson;
 
 class Exporter final : public autodiff::GraphObserver {
  public:

@@ -79,6 +79,9 @@ struct Graph {
   /// One line per value: "%3 = mul(%1, %2) : (2, 3) float32", arguments and constants first; fused groups
   /// as "fused #k {" ... "}" around their nodes.
   std::string to_text() const;
+  /// The graph as JSON (format "bprop-jit-graph/1", docs/graph.md): values, nodes with their fused group, groups,
+  /// Parameter updates, outputs and the passes' node counts.
+  std::string to_json() const;
   /// Recomputes last_use after the node list changed (a group's values live to its last node).
   void recompute_uses();
   /// The constant tensor of value `id`, or null when it is not a constant (Parameters are not constants here).

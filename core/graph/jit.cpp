@@ -228,6 +228,7 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Value& result) 
 }
 
 std::string JitFn::lower(const std::vector<Tensor>& args) const { return compiled(args)->to_text(); }
+std::string JitFn::export_graph(const std::vector<Tensor>& args) const { return compiled(args)->to_json(); }
 
 JitStats JitFn::stats() const {
   std::lock_guard<std::mutex> lock(state_->mu);

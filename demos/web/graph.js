@@ -1,6 +1,7 @@
 import dagre from '/node_modules/@dagrejs/dagre/dist/dagre.esm.js';
 import { loadBprop, fmt } from './common.js';
 import { parse, build, toCode } from './expr.js';
+import { buildJitModel, drawJitModel } from './jit-graph.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -311,6 +312,14 @@ function update() {
     document.body.dataset.ready = '1';
     return;
   }
+  if (document.querySelector('input[name=view]:checked').value === 'jit') {
+    showJitted(c);
+    return;
+  }
+  for (const id of ['prev', 'next', 'reset', 'all']) $(id).hidden = false;
+  $('info-title').textContent = 'Current step';
+  $('list-title').textContent = 'Backward steps';
+  delete $('graph').dataset.groups;
   let graph;
   try {
     graph = bp.tidy(() => bp.exportGraph(c.fn, c.inputs(), { names: c.names, maxValues: 8 }));
@@ -338,6 +347,57 @@ function update() {
   document.body.dataset.ready = '1';
 }
 
+// The jitted view: the same function's value and gradients as one optimised graph (no steps to walk through: the
+// replay runs it as a list of kernels, a fused group being one).
+function showJitted(c) {
+  const positions = c.names.map((_, i) => i);
+  const jitted = bp.jit(bp.valueAndGrad(c.fn, { gradPosition: positions }));
+  let graph;
+  let stats;
+  try {
+    graph = bp.tidy(() => jitted.exportGraph(...c.inputs()));
+    stats = jitted.stats();
+  } catch (e) {
+    $('message').textContent = `bprop could not jit it: ${e.message}`;
+    $('message').className = 'error';
+    $('message').dataset.kind = 'eval-error';
+    document.body.dataset.ready = '1';
+    return;
+  } finally {
+    jitted.dispose();
+  }
+  const jitModel = buildJitModel(graph, c.names);
+  $('message').textContent = `one graph for the value and the gradients: ${stats.nodesTraced} nodes traced, ` +
+    `${stats.nodes} after optimisation, ${stats.fusedGroups} fused loop${stats.fusedGroups === 1 ? '' : 's'}, ` +
+    `${stats.kernels} kernel${stats.kernels === 1 ? '' : 's'} per call`;
+  $('message').className = 'ok';
+  $('message').dataset.kind = 'ok';
+  $('graph').dataset.groups = String(graph.groups.length);
+  $('code').textContent = `const step = bp.jit(bp.valueAndGrad(f, { gradPosition: [${positions.join(', ')}] }));
+const graph = step.exportGraph(${c.names.join(', ')});   // format bprop-jit-graph/1 (docs/graph.md)
+// graph.nodes: forward and backward ops in execution order, each with its fused group (or null);
+// graph.groups: consecutive elementwise nodes that a replay runs as one loop;
+// step.lower(...) prints the same graph as text, step.stats() counts it.`;
+  for (const id of ['prev', 'next', 'reset', 'all']) $(id).hidden = true;
+  $('info-title').textContent = 'What the graph is';
+  $('list-title').textContent = 'Optimisation passes';
+  $('step-label').textContent = '';
+  $('steps').innerHTML = '';
+  for (const p of graph.passes) {
+    const li = document.createElement('li');
+    li.textContent = `${p.pass}: ${p.before} → ${p.after} ${p.pass === 'fuse-elementwise' ? 'kernels' : 'nodes'}`;
+    $('steps').appendChild(li);
+  }
+  const info = $('step-info');
+  info.style.whiteSpace = 'pre-wrap';
+  info.textContent = 'bp.jit traced f and its backward once, into one graph: the bprops ran while tracing, so their ops ' +
+    'are ordinary nodes here, after the forward ones. The passes (listed below) removed what was dead or repeated, ' +
+    'folded constants, simplified x·1 and the like, and grouped chains of elementwise ops of one shape into loops ' +
+    '(purple boxes) that run over the data once. Green: the value and the gradients the call returns.';
+  drawJitModel($('graph'), jitModel, showTip, hideTip);
+  document.body.dataset.ready = '1';
+}
+
 $('prev').addEventListener('click', () => setStep(current - 1));
 $('next').addEventListener('click', () => setStep(current + 1));
 $('reset').addEventListener('click', () => setStep(-1));
@@ -353,5 +413,5 @@ $('expr').addEventListener('input', () => {
   schedule();
 });
 $('x0').addEventListener('input', schedule);
-for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', update);
+for (const r of document.querySelectorAll('input[name=mode], input[name=view]')) r.addEventListener('change', update);
 update();

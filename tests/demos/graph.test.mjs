@@ -63,3 +63,43 @@ test('graph viewer: x*x*x shows its forward muls, the mul backward steps and dou
   assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
   await context.close();
 });
+
+test('graph viewer, jitted view: one optimised graph with its fused loops drawn as boxes', { skip, timeout: 180_000 }, async () => {
+  const { page, problems, context } = await suite.open('graph.html');
+  await waitReady(page, problems);
+  await page.fill('#expr', 'sin(x)*x + exp(x)');
+  await page.fill('#x0', '0.5');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('sin(x)*x'));
+  await page.check('input[name=view][value=jit]');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('step.exportGraph'));
+  const message = await page.$eval('#message', (m) => m.textContent);
+  const m = /(\d+) nodes traced, (\d+) after optimisation, (\d+) fused loops?, (\d+) kernels? per call/.exec(message);
+  assert.ok(m, message);
+  const [traced, nodes, groups, kernels] = m.slice(1).map(Number);
+  assert.ok(nodes <= traced && groups >= 1 && kernels < nodes, message);
+  // Each fused group is a box, with the ops inside it; the step buttons are gone (nothing to step through).
+  assert.equal(await page.$$eval('#graph .group', (g) => g.length), groups);
+  assert.equal(await page.$eval('#graph', (g) => g.dataset.groups), String(groups));
+  assert.match(await page.$eval('#graph .group text', (t) => t.textContent), /^fused #0: \d+ ops, one loop$/);
+  assert.equal(await page.$eval('#next', (b) => b.hidden), true);
+  const fwd = await labels(page, 'fwd');
+  assert.ok(fwd.includes('sin') && fwd.includes('cos') && fwd.includes('exp'), fwd.join(', ')); // cos: sin's bprop
+  assert.deepEqual(await labels(page, 'input'), ['x']);
+  assert.equal((await labels(page, 'grad')).length, 2); // the value and d/dx
+  const passes = await page.$$eval('#steps li', (lis) => lis.map((li) => li.textContent));
+  assert.ok(passes.some((p) => p.startsWith('fuse-elementwise:')), passes.join('\n'));
+  await page.hover('#graph .node.grad');
+  assert.match(await page.$eval('#tooltip', (t) => t.textContent), /^node \d+: %\d+ = \w+\(/);
+  await screenshot(page, 'graph-jit');
+  // The network case in the same view; back to the eager view restores the steps.
+  await page.check('input[name=mode][value=net]');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('W1, b1'));
+  assert.deepEqual(await labels(page, 'input'), ['x', 'W1', 'b1', 'W2', 'b2', 'y']);
+  assert.ok((await labels(page, 'fwd')).includes('matmul'));
+  await page.check('input[name=view][value=eager]');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && !document.getElementById('code').textContent.includes('step.exportGraph'));
+  assert.equal(await page.$eval('#next', (b) => b.hidden), false);
+  assert.equal(await page.$$eval('#graph .group', (g) => g.length), 0);
+  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
+  await context.close();
+});

@@ -80,6 +80,35 @@ test('stats() has the fields of the core JitStats', () => {
   f.dispose();
 });
 
+test('exportGraph() gives the same graph as data: values, nodes with their fused group, groups, outputs', () => {
+  bp.tidy(() => {
+    const step = bp.jit(bp.valueAndGrad((x) => x.mul(x).add(1).tanh().mul(x.sigmoid()).sum()));
+    const x = bp.tensor([0.5, -1, 2]);
+    const g = step.exportGraph(x);
+    assert.equal(g.format, 'bprop-jit-graph/1');
+    assert.equal(step.stats().traces, 1);
+    assert.equal(g.nodes.length, step.stats().nodes);
+    assert.equal(g.groups.length, step.stats().fusedGroups);
+    assert.ok(g.groups.length >= 1);
+    assert.deepEqual(g.values[0], { id: 0, shape: [3], dtype: 'float32', kind: 'argument', argument: 0 });
+    const ids = new Set(g.values.map((v) => v.id));
+    for (const n of g.nodes) {
+      for (const i of n.inputs) if (i !== null) assert.ok(ids.has(i), `input %${i} of ${n.op} is a value`);
+      // the JavaScript API marks each node with its caller's location: this file
+      assert.match(n.where, /^jit\.test\.mjs:\d+:\d+$/);
+    }
+    for (const grp of g.groups) {
+      for (const k of grp.nodes) assert.equal(g.nodes[k].group, grp.id);
+    }
+    assert.equal(g.outputs.length, 2);
+    const one = g.values.find((v) => v.kind === 'constant' && v.values[0] === 1);
+    assert.ok(one, 'the constant 1 of add(1) is there with its value');
+    // the text of lower() names the same fused groups
+    assert.equal((step.lower(x).match(/fused #\d+ \{/g) ?? []).length, g.groups.length);
+    step.dispose();
+  });
+});
+
 test('lower() prints the graph for the arguments, tracing it when new', () => {
   bp.tidy(() => {
     const step = bp.jit(bp.valueAndGrad(tanhLoss));

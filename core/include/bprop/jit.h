@@ -71,6 +71,8 @@ class JitFn {
   Value operator()(const std::vector<Tensor>& args) const;
   /// The graph for these arguments' signature, as text (traced now if it was not).
   std::string lower(const std::vector<Tensor>& args) const;
+  /// The same graph as JSON (format "bprop-jit-graph/1", docs/graph.md: nodes, fused groups, updates), for viewers.
+  std::string export_graph(const std::vector<Tensor>& args) const;
   JitStats stats() const;
   /// As an Fn (jit(f) where a function is expected).
   operator Fn() const;

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "bprop/bprop.h"
@@ -331,4 +333,61 @@ TEST(MemoryPlan, ConcurrentReplaysTakeTheirOwnBuffers) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(GraphPasses, ExportGraphGivesNodesGroupsAndUpdatesAsJson) {
+  const Fn loss = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::tanh(a[0] * a[0] + 1.0) * ops::sigmoid(a[0]));
+  };
+  const JitFn j = jit(value_and_grad(loss));
+  const Tensor x = randn({16}, 7);
+  const auto g = nlohmann::json::parse(j.export_graph({x}));
+  EXPECT_EQ(g["format"], "bprop-jit-graph/1");
+  ASSERT_EQ(g["nodes"].size(), 11u);
+  ASSERT_EQ(g["groups"].size(), 2u);
+  std::set<int> ids;
+  for (const auto& v : g["values"]) ids.insert(v["id"].get<int>());
+  EXPECT_EQ(g["values"][0]["kind"], "argument");
+  EXPECT_EQ(g["values"][0]["shape"], nlohmann::json::array({16}));
+  for (const auto& group : g["groups"]) {
+    const auto& members = group["nodes"];
+    ASSERT_GE(members.size(), 2u);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const auto& node = g["nodes"][members[k].get<size_t>()];
+      EXPECT_EQ(node["group"], group["id"]);
+      if (k > 0) EXPECT_EQ(members[k].get<int>(), members[k - 1].get<int>() + 1) << "a group is consecutive";
+    }
+  }
+  int grouped = 0;
+  for (const auto& node : g["nodes"]) {
+    for (const auto& in : node["inputs"]) {
+      if (!in.is_null()) EXPECT_TRUE(ids.count(in.get<int>())) << node.dump();
+    }
+    EXPECT_TRUE(ids.count(node["output"].get<int>()));
+    grouped += !node["group"].is_null();
+  }
+  EXPECT_EQ(grouped, 11 - 1);  // everything but the sum
+  ASSERT_EQ(g["outputs"].size(), 2u);  // the value and the gradient
+  for (const auto& o : g["outputs"]) EXPECT_TRUE(ids.count(o.get<int>()));
+  EXPECT_EQ(g["passes"].back()["pass"], "fuse-elementwise");
+  bool constant_one = false;
+  for (const auto& v : g["values"]) {
+    if (v["kind"] == "constant" && v["values"] == nlohmann::json::array({1.0})) constant_one = true;
+  }
+  EXPECT_TRUE(constant_one) << "the + 1.0 is a constant with its value";
+
+  // A training step: the weight is a parameter, read and assigned.
+  Parameter w(ones({3}), "w");
+  const JitFn step = jit([w](const std::vector<Tensor>& a) -> Value {
+    const Fn f = [w](const std::vector<Tensor>& b) -> Value { return ops::sum(b[0] * w); };
+    const Value r = value_and_grad(f, nullptr, {w})({a[0]});
+    Parameter(w).assign(w - r[1][0].tensor() * 0.1);
+    return r[0];
+  });
+  const auto s = nlohmann::json::parse(step.export_graph({ones({3})}));
+  bool parameter = false;
+  for (const auto& v : s["values"]) parameter |= v["kind"] == "parameter" && v["name"] == "w";
+  EXPECT_TRUE(parameter) << s.dump();
+  ASSERT_EQ(s["updates"].size(), 1u);
+  EXPECT_EQ(s["updates"][0]["parameter"], "w");
 }
