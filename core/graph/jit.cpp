@@ -132,27 +132,25 @@ Device JitFn::target_device(const std::vector<Tensor>& args) const {
 }
 
 Value JitFn::operator()(const std::vector<Tensor>& args) const {
-  // Inside another trace the function is simply part of it; under an open grad level (grad(jit(f))) it runs
-  // eagerly so that the level records it.
+  // Inside another trace the function is simply part of it; under an open grad level (grad(jit(f))) its graph runs
+  // as one recorded op whose backward is a jitted vjp of f, or else (effects, a Parameter a level differentiates)
+  // it runs eagerly so that the level records it.
   // (Any open level, not only one that differentiates an argument: a Parameter the function reads may be one.)
   if (graph::tracing()) return fn_(args);
-  Device device = target_device(args);
-  if (autodiff::recording() && !device.is_cpu()) {  // (the custom op of grad(jit(f)) is host-only for now)
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      ++state_->stats.eager_calls;
-    }
-    return fn_(args);
-  }
+  const Device device = target_device(args);
   if (autodiff::recording()) {
     Value result;
-    if (differentiable_call(args, result)) return result;
+    if (differentiable_call(args, device, result)) return result;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       ++state_->stats.eager_calls;
     }
     return fn_(args);
   }
+  return replay(args, device);
+}
+
+Value JitFn::replay(const std::vector<Tensor>& args, Device device) const {
   std::shared_ptr<const graph::Graph> g = compiled(args, device);
   if (device.is_cpu() && g->device_constants) {  // host arguments, Parameters on a device: run there
     for (const auto& [id, t] : g->constants) {
@@ -160,6 +158,8 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
     }
     g = compiled(args, device);
   }
+  // (static arguments are constants of the graph: only the others are passed)
+  const std::vector<Tensor> dynamic = options_.static_argnums.empty() ? args : dynamic_args(args);
   if (!device.is_cpu()) {
     graph::DeviceConstants* uploaded;
     {
@@ -168,12 +168,9 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
       if (!slot) slot = std::make_unique<graph::DeviceConstants>();
       uploaded = slot.get();
     }
-    const std::vector<Tensor> dynamic = options_.static_argnums.empty() ? args : dynamic_args(args);
     return graph::run_on_device(*g, dynamic, device, *uploaded);
   }
-  // (static arguments are constants of the graph: only the others are passed)
-  if (options_.static_argnums.empty()) return graph::run(*g, args);
-  return graph::run(*g, dynamic_args(args));
+  return graph::run(*g, dynamic);
 }
 
 std::vector<Tensor> JitFn::dynamic_args(const std::vector<Tensor>& args) const {
@@ -184,7 +181,7 @@ std::vector<Tensor> JitFn::dynamic_args(const std::vector<Tensor>& args) const {
   return dynamic;
 }
 
-bool JitFn::differentiable_call(const std::vector<Tensor>& args, Value& result) const {
+bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, Value& result) const {
   if (!options_.static_argnums.empty()) return false;
   for (const Tensor& a : args) {
     if (!a.defined() || !is_float(a.dtype())) return false;
@@ -192,7 +189,7 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Value& result) 
   std::shared_ptr<const graph::Graph> g;
   {
     autodiff::SuspendRecording paused;  // the trace must not reach the open levels' tapes
-    g = compiled(args);
+    g = compiled(args, device);
   }
   if (!g->output_template.is_tensor() || !is_float(g->types[static_cast<size_t>(g->outputs[0])].dtype)) return false;
   // A Parameter the open levels differentiate would get no gradient through the custom op: run eagerly.
@@ -217,8 +214,11 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Value& result) 
     backward = slot;
     ++state_->stats.grad_calls;
   }
+  // The forward replays the graph (on the arguments' device, as a call outside grad would); the backward is a
+  // JitFn too, so it replays on that device as well.
+  const JitFn self = *this;
   result = Value(autodiff::apply_custom(
-      "jit", args, [g](const std::vector<Tensor>& in) { return graph::run(*g, in).tensor(); },
+      "jit", args, [self, device](const std::vector<Tensor>& in) { return self.replay(in, device).tensor(); },
       [backward](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
         std::vector<Tensor> with_dout = in;
         with_dout.push_back(dout);

@@ -82,7 +82,11 @@ class JitFn {
   /// The graph for these arguments' signature, traced and optimised on first use; for a device (not the CPU)
   /// a graph of its own, optimised without the CPU's fused loops.
   std::shared_ptr<const graph::Graph> compiled(const std::vector<Tensor>& args, Device device = {}) const;
-  bool differentiable_call(const std::vector<Tensor>& args, Value& result) const;
+  /// Under an open grad level: the graph as one recorded op (its backward a jitted vjp of the function), when the
+  /// function allows it (no effects, no static arguments, a float tensor result); false otherwise.
+  bool differentiable_call(const std::vector<Tensor>& args, Device device, Value& result) const;
+  /// Runs the graph for these arguments on `device` (traced on first use); no tape.
+  Value replay(const std::vector<Tensor>& args, Device device) const;
   /// The arguments that are not static (those a graph takes).
   std::vector<Tensor> dynamic_args(const std::vector<Tensor>& args) const;
   /// The device a call runs on: its first argument on a device, else the context's device (CPU by default).
