@@ -25,21 +25,5 @@ if [ ! -x "$root/node_modules/.bin/esbuild" ]; then
   (cd "$root" && npm ci --no-audit --no-fund)
 fi
 node "$root/tools/build-cjs.mjs"
-# Package size: what a browser downloads. The first total is the module (wasm + glue) and the entry
-# (web/index.js); the second adds the ES modules the entry imports (every other web/*.js).
-gz() { gzip -9c "$1" | wc -c; }
-js="$root/web/dist/bprop.mjs"
-wasm="$root/web/dist/bprop.wasm"
-entry="$root/web/index.js"
-raw=$(( $(wc -c <"$js") + $(wc -c <"$wasm") + $(wc -c <"$entry") ))
-gzsum=$(( $(gz "$js") + $(gz "$wasm") + $(gz "$entry") ))
-rest_gz=0
-for f in "$root"/web/*.js; do
-  [ "$f" = "$entry" ] || rest_gz=$(( rest_gz + $(gz "$f") ))
-done
-js_raw=$(( $(wc -c <"$js") + $(wc -c <"$entry") ))
-js_gz=$(( $(gz "$js") + $(gz "$entry") ))
-printf 'bprop wasm package size: wasm %d B (%d gzip), js %d B (glue + entry, %d gzip), ' \
-  "$(wc -c <"$wasm")" "$(gz "$wasm")" "$js_raw" "$js_gz"
-printf 'total %d B raw, %d B gzip\n' "$raw" "$gzsum"
-printf 'bprop wasm package size with the modules the entry imports (web/*.js): %d B gzip\n' "$(( gzsum + rest_gz ))"
+# Package size: what a browser downloads (tools/package-size.mjs).
+node "$root/tools/package-size.mjs"
