@@ -9,6 +9,7 @@
 #include "graph/executor.h"
 #include "graph/memory_plan.h"
 #include "graph/passes.h"
+#include "graph/split.h"
 #include "graph/trace.h"
 
 namespace bprop {
@@ -19,6 +20,9 @@ struct JitFn::State {
   std::vector<std::string> last_signature;  // per argument, of the most recent trace
   std::map<std::string, std::shared_ptr<JitFn>> backward;  // per signature: the jitted vjp (grad(jit(f)))
   std::map<const graph::Graph*, std::unique_ptr<graph::DeviceConstants>> device_constants;  // per device graph
+  // per signature and device: f's forward and backward traced together and split at the cotangent (grad(jit(f))),
+  // or null where that trace failed
+  std::map<std::string, std::shared_ptr<const graph::SplitGraphs>> split;
   JitStats stats;
 };
 
@@ -160,17 +164,52 @@ Value JitFn::replay(const std::vector<Tensor>& args, Device device) const {
   }
   // (static arguments are constants of the graph: only the others are passed)
   const std::vector<Tensor> dynamic = options_.static_argnums.empty() ? args : dynamic_args(args);
-  if (!device.is_cpu()) {
-    graph::DeviceConstants* uploaded;
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      auto& slot = state_->device_constants[g.get()];
-      if (!slot) slot = std::make_unique<graph::DeviceConstants>();
-      uploaded = slot.get();
-    }
-    return graph::run_on_device(*g, dynamic, device, *uploaded);
+  return run_graph(*g, dynamic, device);
+}
+
+Value JitFn::run_graph(const graph::Graph& g, const std::vector<Tensor>& args, Device device) const {
+  if (device.is_cpu()) return graph::run(g, args);
+  graph::DeviceConstants* uploaded;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    auto& slot = state_->device_constants[&g];
+    if (!slot) slot = std::make_unique<graph::DeviceConstants>();
+    uploaded = slot.get();
   }
-  return graph::run(*g, dynamic);
+  return graph::run_on_device(g, args, device, *uploaded);
+}
+
+std::shared_ptr<const graph::SplitGraphs> JitFn::split_graphs(const std::vector<Tensor>& args, Device device,
+                                                              const graph::ValueType& out) const {
+  const std::string key = joined(signature(args, options_)) + (device.is_cpu() ? "" : "on " + device.str());
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (auto it = state_->split.find(key); it != state_->split.end()) return it->second;
+  }
+  std::shared_ptr<const graph::SplitGraphs> split;
+  try {
+    autodiff::SuspendRecording paused;  // the trace must not reach the open levels' tapes
+    std::shared_ptr<graph::Graph> joint;
+    {
+      graph::Tracer tracer;
+      std::vector<Tensor> abstract;
+      for (const Tensor& a : args) abstract.push_back(tracer.add_input(a.shape(), a.dtype()));
+      const Tensor dout = tracer.add_input(out.shape, out.dtype);
+      const auto [value, grads] = bprop::vjp(fn_, abstract, dout);
+      std::vector<Value> results{Value(value)};
+      for (const Tensor& t : grads) results.emplace_back(t);
+      joint = tracer.finish(Value(std::move(results)));
+    }
+    if (joint->updates.empty()) {
+      graph::optimize(*joint, {options_.optimize, /*fusion=*/false});
+      split = std::make_shared<const graph::SplitGraphs>(
+          graph::split_at_cotangent(*joint, options_.fuse && device.is_cpu()));
+    }
+  } catch (const Error&) {
+    // (the backward then traces the vjp on its own, and reports the problem if it has one)
+  }
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->split.emplace(key, split).first->second;
 }
 
 std::vector<Tensor> JitFn::dynamic_args(const std::vector<Tensor>& args) const {
@@ -214,14 +253,31 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
     backward = slot;
     ++state_->stats.grad_calls;
   }
-  // The forward replays the graph (on the arguments' device, as a call outside grad would); the backward is a
-  // JitFn too, so it replays on that device as well.
+  // The forward and the backward traced together and split at the cotangent: the forward part runs now and keeps
+  // the values the backward part reads (its residuals), which a first-order backward then runs from. A backward
+  // that is itself differentiated (higher orders) needs the residuals' dependence on the inputs: it runs the
+  // jitted vjp of f, which traces the forward again. Both replay on the arguments' device.
+  std::shared_ptr<const graph::SplitGraphs> split;
+  if (!(device.is_cpu() && g->device_constants)) {
+    split = split_graphs(args, device, g->types[static_cast<size_t>(g->outputs[0])]);
+  }
   const JitFn self = *this;
+  auto residuals = std::make_shared<std::vector<Tensor>>();
   result = Value(autodiff::apply_custom(
-      "jit", args, [self, device](const std::vector<Tensor>& in) { return self.replay(in, device).tensor(); },
-      [backward](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
+      "jit", args,
+      [self, device, split, residuals](const std::vector<Tensor>& in) {
+        if (!split) return self.replay(in, device).tensor();
+        std::vector<Tensor> outs = self.run_graph(*split->forward, in, device).flatten();
+        residuals->assign(outs.begin() + 1, outs.end());
+        return outs[0];
+      },
+      [self, device, split, residuals, backward](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
         std::vector<Tensor> with_dout = in;
         with_dout.push_back(dout);
+        if (split && !autodiff::recording()) {
+          with_dout.insert(with_dout.end(), residuals->begin(), residuals->end());
+          return self.run_graph(*split->backward, with_dout, device).flatten();
+        }
         return (*backward)(with_dout).flatten();
       }));
   return true;

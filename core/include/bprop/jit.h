@@ -26,6 +26,8 @@ namespace bprop {
 
 namespace graph {
 struct Graph;
+struct SplitGraphs;
+struct ValueType;
 }
 
 struct JitOptions {
@@ -87,6 +89,12 @@ class JitFn {
   bool differentiable_call(const std::vector<Tensor>& args, Device device, Value& result) const;
   /// Runs the graph for these arguments on `device` (traced on first use); no tape.
   Value replay(const std::vector<Tensor>& args, Device device) const;
+  /// Runs a prepared graph on `device` (its constants uploaded there once).
+  Value run_graph(const graph::Graph& g, const std::vector<Tensor>& args, Device device) const;
+  /// The function's forward and backward for these arguments, traced together and split at the cotangent (cached;
+  /// null when that trace fails). `out` is the type of the function's result.
+  std::shared_ptr<const graph::SplitGraphs> split_graphs(const std::vector<Tensor>& args, Device device,
+                                                         const graph::ValueType& out) const;
   /// The arguments that are not static (those a graph takes).
   std::vector<Tensor> dynamic_args(const std::vector<Tensor>& args) const;
   /// The device a call runs on: its first argument on a device, else the context's device (CPU by default).

@@ -4,6 +4,7 @@
 // random tensors inside a trace are clear errors; grad(jit(f)) stays exact.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -101,6 +102,53 @@ TEST(Jit, WeightGradientsOfATrainingStep) {
     w.assign(w - traced[1][0].tensor() * 0.1);
   }
   EXPECT_EQ(jstep.stats().traces, 1);
+}
+
+// A float32 x^3 primitive whose forward kernel counts its runs (to see which graphs run f's forward).
+std::atomic<int> g_cube_runs{0};
+void register_counted_cube() {
+  static bool once = [] {
+    PrimitiveDef def;
+    def.name = "test_counted_cube";
+    def.inputs = {"x"};
+    def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
+    def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
+    def.forward = [](KernelCtx& c) {
+      ++g_cube_runs;
+      const float* x = c.inputs[0].data<float>();
+      for (int64_t i = 0; i < c.out.numel(); ++i) c.out.data<float>()[i] = x[i] * x[i] * x[i];
+    };
+    def.bprop = [](const std::vector<Tensor>& in, const Tensor&, const Tensor& dout) {
+      return std::vector<Tensor>{dout * in[0] * in[0] * 3.0};
+    };
+    register_primitive(def);
+    return true;
+  }();
+  (void)once;
+}
+
+TEST(Jit, GradOfAJittedFunctionKeepsTheForwardsResidualsInsteadOfRecomputingIt) {
+  register_counted_cube();
+  const Fn cube_sum = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(call_op("test_counted_cube", {ops::tanh(a[0])}) * a[1]);
+  };
+  const JitFn jf = jit(cube_sum);
+  const Tensor x = randn({5}, 3), y = randn({5}, 4);
+  const Value eager = grad(cube_sum, {0, 1})({x, y});
+  for (int i = 0; i < 3; ++i) {
+    g_cube_runs = 0;
+    expect_bitwise_equal(grad(jf, {0, 1})({x, y}), eager);
+    // once for the value: the backward reads what the forward kept (the first call traces, which runs no kernel)
+    EXPECT_EQ(g_cube_runs.load(), 1) << "call " << i;
+  }
+  EXPECT_EQ(jf.stats().grad_calls, 3);
+  EXPECT_EQ(jf.stats().eager_calls, 0);
+  // Second order still differentiates through the forward: that backward traces it again, exactly.
+  const Fn dsum = [jf](const std::vector<Tensor>& a) -> Value { return ops::sum(grad(jf, 0)(a).tensor()); };
+  const Fn dsum_eager = [cube_sum](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(grad(cube_sum, 0)(a).tensor());
+  };
+  expect_bitwise_equal(grad(dsum, {0, 1})({x, y}), grad(dsum_eager, {0, 1})({x, y}));
 }
 
 TEST(Jit, GradOfAJittedFunctionIsExact) {

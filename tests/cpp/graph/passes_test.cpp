@@ -355,13 +355,17 @@ TEST(GraphPasses, ExportGraphGivesNodesGroupsAndUpdatesAsJson) {
     for (size_t k = 0; k < members.size(); ++k) {
       const auto& node = g["nodes"][members[k].get<size_t>()];
       EXPECT_EQ(node["group"], group["id"]);
-      if (k > 0) EXPECT_EQ(members[k].get<int>(), members[k - 1].get<int>() + 1) << "a group is consecutive";
+      if (k > 0) {
+        EXPECT_EQ(members[k].get<int>(), members[k - 1].get<int>() + 1) << "a group is consecutive";
+      }
     }
   }
   int grouped = 0;
   for (const auto& node : g["nodes"]) {
     for (const auto& in : node["inputs"]) {
-      if (!in.is_null()) EXPECT_TRUE(ids.count(in.get<int>())) << node.dump();
+      if (!in.is_null()) {
+        EXPECT_TRUE(ids.count(in.get<int>())) << node.dump();
+      }
     }
     EXPECT_TRUE(ids.count(node["output"].get<int>()));
     grouped += !node["group"].is_null();
