@@ -1,6 +1,7 @@
 #include "graph/fusion.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "graph/memory_plan.h"
@@ -16,6 +17,17 @@ constexpr int64_t kTile = 1024;
 // Small tensors get tiles of their own size (a long chain on scalars keeps thousands of values live).
 int64_t tile_elements(const FusedLoop& loop) { return std::max<int64_t>(1, std::min(kTile, loop.numel)); }
 
+// Whether `operand` broadcast to `shape` repeats its data along the leading dimensions: without its leading 1s, it
+// is the trailing dimensions of `shape` (so element i of the result reads element i mod its size).
+bool is_row_of(const Shape& operand, const Shape& shape) {
+  size_t lead = 0;
+  while (lead < operand.size() && operand[lead] == 1) ++lead;
+  const size_t rank = operand.size() - lead;
+  if (rank > shape.size()) return false;
+  return std::equal(operand.begin() + static_cast<std::ptrdiff_t>(lead), operand.end(),
+                    shape.end() - static_cast<std::ptrdiff_t>(rank));
+}
+
 }  // namespace
 
 bool fusible(const Graph& g, const GraphNode& n) {
@@ -24,7 +36,7 @@ bool fusible(const Graph& g, const GraphNode& n) {
     if (v < 0) return false;
     const ValueType& t = g.types[static_cast<size_t>(v)];
     if (t.dtype != n.dtype) return false;
-    if (t.shape != n.shape && shape_numel(t.shape) != 1) return false;
+    if (t.shape != n.shape && shape_numel(t.shape) != 1 && !is_row_of(t.shape, n.shape)) return false;
   }
   return true;
 }
@@ -56,9 +68,17 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
         continue;
       }
       auto [it, added] = outside_of.emplace(v, static_cast<int>(loop.outside.size()));
-      if (added) loop.outside.push_back(v);
-      const bool scalar = g.types[static_cast<size_t>(v)].shape != n.shape;
-      step.in[i] = {scalar ? FusedLoop::Source::OutsideScalar : FusedLoop::Source::Outside, it->second};
+      const Shape& shape = g.types[static_cast<size_t>(v)].shape;
+      const int64_t numel = shape_numel(shape);
+      const bool row = shape != n.shape && numel != 1;  // (fusible() let only rows through)
+      if (added) {
+        loop.outside.push_back(v);
+        loop.row_length.push_back(row ? numel : 0);
+        loop.row_slot.push_back(row ? loop.num_slots++ : -1);  // (held for the whole loop)
+      }
+      step.in[i] = {row ? FusedLoop::Source::OutsideRow
+                        : shape != n.shape ? FusedLoop::Source::OutsideScalar : FusedLoop::Source::Outside,
+                    it->second};
     }
     // The output's place first, then the inputs' slots are freed (a step never writes over its operands).
     if (needed[static_cast<size_t>(n.out)]) {
@@ -96,6 +116,17 @@ void run_range(const FusedLoop& loop, const std::vector<const char*>& outside, c
   for (int64_t t0 = begin; t0 < end; t0 += tile) {
     const int64_t len = std::min(tile, end - t0);
     const int64_t off = t0 * esize;
+    // Broadcast rows: this tile's stretch of the repeated row, copied out once for the steps to read.
+    for (size_t k = 0; k < loop.row_slot.size(); ++k) {
+      if (loop.row_slot[k] < 0) continue;
+      const int64_t row = loop.row_length[k];
+      char* dst = scratch + loop.row_slot[k] * tile_bytes;
+      for (int64_t j = 0, pos = t0 % row; j < len; pos = 0) {
+        const int64_t n = std::min(len - j, row - pos);
+        std::memcpy(dst + j * esize, outside[k] + pos * esize, static_cast<size_t>(n * esize));
+        j += n;
+      }
+    }
     for (const FusedLoop::Step& step : loop.steps) {
       ElementOperand in[3];
       for (uint8_t i = 0; i < step.arity; ++i) {
@@ -103,6 +134,9 @@ void run_range(const FusedLoop& loop, const std::vector<const char*>& outside, c
         switch (src.kind) {
           case FusedLoop::Source::Outside: in[i] = {outside[static_cast<size_t>(src.index)] + off, false}; break;
           case FusedLoop::Source::OutsideScalar: in[i] = {outside[static_cast<size_t>(src.index)], true}; break;
+          case FusedLoop::Source::OutsideRow:
+            in[i] = {scratch + loop.row_slot[static_cast<size_t>(src.index)] * tile_bytes, false};
+            break;
           case FusedLoop::Source::Slot: in[i] = {scratch + src.index * tile_bytes, false}; break;
           case FusedLoop::Source::Result: in[i] = {results[static_cast<size_t>(src.index)] + off, false}; break;
         }

@@ -2,7 +2,9 @@
 // data in tiles. Each node's step calls the op's own array function (OpDef::elementwise, the function its eager
 // kernel runs) on a tile, reading tiles of the earlier steps from a small scratch area that stays in cache, so
 // the values in between never reach memory and the results are the eager kernels' bits. Only values read after
-// the group (or returned) are written out.
+// the group (or returned) are written out. An operand from outside may be broadcast: one element (a scalar), or a
+// row repeated along the leading dimensions (a bias of shape (n,) added to (batch, n)), whose tile is copied
+// into the scratch area before the steps run on it.
 #pragma once
 #include <vector>
 
@@ -14,8 +16,8 @@ struct FusedLoop {
   /// Where a step operand comes from: an outside value (whole, or one element repeated), or an earlier step's
   /// tile (in a scratch slot, or in the buffer of a result written out).
   struct Source {
-    enum Kind : uint8_t { Outside, OutsideScalar, Slot, Result } kind;
-    int index;  // into `outside`, the scratch slots or `results`
+    enum Kind : uint8_t { Outside, OutsideScalar, OutsideRow, Slot, Result } kind;
+    int index;  // into `outside` (OutsideRow too), the scratch slots or `results`
   };
   struct Step {
     ElementFn fn;
@@ -28,6 +30,10 @@ struct FusedLoop {
   Shape shape;
   int64_t numel = 0;
   std::vector<int> outside;  // value ids read from outside the group
+  /// Per outside value: the length of its row when it is a row broadcast (else 0), and the scratch slot its tile
+  /// is copied into (else -1).
+  std::vector<int64_t> row_length;
+  std::vector<int> row_slot;
   std::vector<Step> steps;
   std::vector<int> results;  // value ids written out, with `result_steps` computing them
   std::vector<int> result_steps;

@@ -205,18 +205,48 @@ TEST(GraphPasses, ElementwiseChainsFuseIntoOneLoop) {
   const int a2 = b.node("add", {a1, c}, {5});
   const int a3 = b.node("tanh", {a2}, {5});        // a1..a3: one group, only a3 written out
   const int s = b.node("sum", {a3}, {}, DType::Float32, Attrs{{"axis", std::monostate{}}, {"keepdims", false}});
-  const int m = b.node("add", {a3, bias}, {3, 5});  // broadcasts a row: its own kernel
+  const int m = b.node("add", {a3, bias}, {3, 5});  // a3 broadcast as a row of (3, 5): the second group
   const int e = b.node("exp", {m}, {3, 5});
   Graph& g = b.returning({s, e});
   const Tensor xa = randn({5}, 4), ba = randn({3, 5}, 5);
   const Value before = run_prepared(g, {xa, ba});
   fuse_elementwise(g);
-  ASSERT_EQ(g.groups.size(), 1u) << g.to_text();
+  ASSERT_EQ(g.groups.size(), 2u) << g.to_text();
   EXPECT_EQ(g.groups[0].nodes, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(g.groups[0].loop->results, (std::vector<int>{a3}));  // a1 and a2 stay in the loop's scratch
   EXPECT_EQ(g.groups[0].loop->outside, (std::vector<int>{x, c}));
+  EXPECT_EQ(g.groups[1].nodes, (std::vector<int>{4, 5}));
+  EXPECT_EQ(g.groups[1].loop->outside, (std::vector<int>{a3, bias}));
+  EXPECT_EQ(g.groups[1].loop->row_length, (std::vector<int64_t>{5, 0}));
+  EXPECT_EQ(g.groups[1].loop->results, (std::vector<int>{e}));
   EXPECT_NE(g.to_text().find("fused #0 {"), std::string::npos);
   expect_bitwise_equal(run_prepared(g, {xa, ba}), before);
+}
+
+TEST(GraphPasses, RowBroadcastsFuseAndMatchEager) {
+  // A bias row added to a batch and activated, as in a dense layer, with rows that do not divide the tile, a
+  // loop split across threads, (1, n) and (n,) rows, float64; a column (n, 1) does not repeat its data and
+  // keeps its own kernel.
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (const Shape& bias_shape : {Shape{7}, Shape{1, 7}}) {
+      const Fn layer = [](const std::vector<Tensor>& a) -> Value {
+        return ops::sum(ops::tanh(a[0] + a[1]) * a[1] + ops::sigmoid(a[0]));
+      };
+      const Tensor x = randn({10001, 7}, 8, dt), bias = randn(bias_shape, 9, dt);
+      const GradFn g = value_and_grad(layer, {0, 1});
+      const JitFn j = jit(g);
+      expect_bitwise_equal(j({x, bias}), g({x, bias}));
+      const auto exported = nlohmann::json::parse(j.export_graph({x, bias}));
+      bool fused_add = false;
+      for (const auto& node : exported["nodes"]) fused_add |= node["op"] == "add" && !node["group"].is_null();
+      EXPECT_TRUE(fused_add) << j.lower({x, bias});
+    }
+  }
+  const Fn column = [](const std::vector<Tensor>& a) -> Value { return ops::exp(a[0] + a[1]); };
+  const JitFn jc = jit(column);
+  const Tensor x = randn({4, 3}, 1), col = randn({4, 1}, 2);
+  expect_bitwise_equal(jc({x, col}), column({x, col}));
+  EXPECT_EQ(jc.stats().fused_groups, 0) << jc.lower({x, col});
 }
 
 TEST(GraphPasses, FusedLoopsMatchEagerOnLargeAndDoubleData) {
