@@ -62,6 +62,13 @@ std::vector<std::string> cann_library_dirs() {
   return dirs;
 }
 
+CannLibrary open_cann_library(const std::string& name, std::string& errors) {
+  const Loaded l = open_library(name, errors);
+  return {l.handle, l.path};
+}
+
+std::string cann_load_hint(const std::string& errors) { return usual_cause(errors); }
+
 AclLibrary::AclLibrary() {
   std::string errors;
   const Loaded rt = open_library("libascendcl.so", errors);

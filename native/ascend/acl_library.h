@@ -75,4 +75,14 @@ class AclLibrary {
 /// The directories searched after the plain names, in order (environment variables that are set only).
 std::vector<std::string> cann_library_dirs();
 
+/// Another CANN library (libhccl.so, say) loaded as the runtime is: by plain name, then in cann_library_dirs().
+struct CannLibrary {
+  void* handle = nullptr;  // nullptr when it did not load
+  std::string path;
+};
+/// Each failed attempt's dlerror() is appended to `errors` (a line per path).
+CannLibrary open_cann_library(const std::string& name, std::string& errors);
+/// Why a CANN library did not load, in the words a user can act on (from the collected errors).
+std::string cann_load_hint(const std::string& errors);
+
 }  // namespace bprop::ascend

@@ -32,6 +32,7 @@ const char* kHelp =
     "                          /usr/share/datasets/fashion-mnist): a progress bar per epoch, the test loss and\n"
     "                          accuracy after each, a safetensors checkpoint at the end (bprop train --help).\n"
     "                          Data parallel over MPI: mpirun -np 4 bprop train --data-parallel ...\n"
+    "                          (HCCL with --device ascend: mpirun -np 8 bprop train --data-parallel --device ascend)\n"
     "  eval --checkpoint FILE [--model mlp|cnn] [--data DIR]\n"
     "                          the test loss and accuracy of a checkpoint saved by train.\n"
     "  devices                 the CPU (threads, features, BLAS) and the Ascend NPUs found, with the CANN\n"

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "bprop/context.h"
 #include "bprop/device.h"
 #include "bprop/dist.h"
 #include "bprop/nn/checkpoint.h"
@@ -54,7 +55,8 @@ const char* kTrainHelp =
     "  --data-parallel  train on every rank of an MPI job (mpirun -np 4 bprop train --data-parallel ...): each\n"
     "                 rank takes its share of every batch of --batch-size images (the global batch), gradients\n"
     "                 are averaged over the ranks; rank 0 prints and saves (docs/distributed.md). Without a\n"
-    "                 launcher it runs as one process; a build without MPI refuses it\n"
+    "                 launcher it runs as one process; a build without MPI refuses it. With --device ascend\n"
+    "                 the gradients go through HCCL, each rank on NPU (local rank mod the NPUs of its host)\n"
     "  --bucket-mb    MiB of gradients per allreduce with --data-parallel; default 25\n"
     "  --resume FILE  start from the weights of a checkpoint (read by rank 0, sent to every rank)\n"
     "  --jit          graph mode: each training step (loss, gradients and the optimizer's update) is traced once\n"
@@ -257,8 +259,10 @@ int train_command(const std::vector<std::string>& given) {
   }
   if (opts.data_parallel) {
     try {
-      // A build without MPI cannot train data parallel: MPI is asked for so that the error says how to get it.
-      dist::init(dist::mpi_built() ? dist::Backend::Auto : dist::Backend::MPI);
+      // A build without MPI cannot train data parallel: MPI (HCCL on an NPU) is asked for so that the error says
+      // how to get it. Auto picks HCCL under a launcher when --device is an NPU.
+      const bool npu = get_context().device.backend == Backend::Ascend;
+      dist::init(dist::mpi_built() ? dist::Backend::Auto : npu ? dist::Backend::HCCL : dist::Backend::MPI);
     } catch (const Error& e) {
       std::cerr << "bprop train: " << e.what() << "\n";
       return 2;

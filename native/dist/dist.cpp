@@ -1,13 +1,28 @@
-// bprop::dist: picks the implementation, and waits on every collective under one watchdog.
+// bprop::dist: picks the implementation, sends device tensors to it or through the host, and waits on every
+// collective under one watchdog.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "bprop/context.h"
+#include "bprop/device.h"
+#include "bprop/ops.h"
 #include "dist/communicator.h"
 
 namespace bprop::dist {
+
+namespace detail {
+std::unique_ptr<Request> Communicator::iallreduce_device(Device device, void*, int64_t, DType, ReduceOp) {
+  throw ValueError("For 'dist.allreduce', the " + name() + " implementation cannot reduce memory of " + device.str());
+}
+std::unique_ptr<Request> Communicator::ibroadcast_device(Device device, void*, int64_t, int) {
+  throw ValueError("For 'dist.broadcast', the " + name() + " implementation cannot broadcast memory of " +
+                   device.str());
+}
+}  // namespace detail
+
 namespace {
 
 struct State {
@@ -46,12 +61,34 @@ void wait_request(std::unique_ptr<detail::Request> r, std::string what) {
   CommWork(std::move(r), std::move(what)).wait();
 }
 
+// A device tensor the implementation cannot reach: a host copy travels, and is copied back once it has arrived.
+class StagedWork : public Work {
+ public:
+  StagedWork(Tensor device, Tensor host, std::unique_ptr<Work> inner)
+      : device_(std::move(device)), host_(std::move(host)), inner_(std::move(inner)) {}
+  bool test() override {
+    if (done_) return true;
+    if (!inner_->test()) return false;
+    copy_into(device_, host_);
+    return done_ = true;
+  }
+  std::string what() const override { return inner_->what() + " (through the host, from " + device_.device().str() + ")"; }
+
+ private:
+  Tensor device_, host_;
+  std::unique_ptr<Work> inner_;
+  bool done_ = false;
+};
+
+bool on_host(const Tensor& t) { return t.backend() == bprop::Backend::CPU; }
+
 void check_tensors(const std::vector<Tensor>& tensors, const char* op) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (!t.defined()) throw ValueError(std::string("For 'dist.") + op + "', tensor " + std::to_string(i) + " is undefined");
-    if (t.backend() != bprop::Backend::CPU) {
-      throw ValueError(std::string("For 'dist.") + op + "', tensor " + std::to_string(i) + " is not on the CPU");
+    if (t.backend() == bprop::Backend::Graph) {
+      throw ValueError(std::string("For 'dist.") + op + "', tensor " + std::to_string(i) +
+                       " is a traced value (collectives run eagerly, outside jit)");
     }
   }
 }
@@ -95,15 +132,27 @@ std::string launcher_variable() {
 void init(Backend backend) {
   State& s = state();
   Backend use = backend;
-  if (use == Backend::Auto) use = launcher_variable().empty() ? Backend::Local : Backend::MPI;
+  if (use == Backend::Auto) {
+    // As MindSpore and torch_npu do: on an NPU the job's collectives are HCCL's, launched like MPI's.
+    const bool npu = get_context().device.backend == bprop::Backend::Ascend;
+    use = launcher_variable().empty() ? Backend::Local : npu ? Backend::HCCL : Backend::MPI;
+  }
   if (use == Backend::MPI && !mpi_built()) detail::make_mpi_communicator();  // says how to get MPI
+  if (use == Backend::HCCL && !mpi_built()) detail::make_hccl_communicator();  // says HCCL needs MPI
+  if (use == Backend::HCCL && launcher_variable().empty()) {
+    throw ValueError("For 'dist.init', HCCL runs one process per NPU, started by mpirun (mpirun -np 8 ...), and "
+                     "no launcher started this one (none of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK, PMI_RANK is "
+                     "set)");
+  }
   if (s.comm && !s.finalized) {
     if (backend == Backend::Auto || backend == s.chosen) return;
     throw ValueError(std::string("For 'dist.init', bprop::dist already runs the ") + s.comm->name() +
                      " implementation");
   }
   if (s.finalized) throw ValueError("For 'dist.init', bprop::dist was finalised and cannot start again");
-  s.comm = use == Backend::MPI ? detail::make_mpi_communicator() : detail::make_local_communicator();
+  s.comm = use == Backend::MPI    ? detail::make_mpi_communicator()
+           : use == Backend::HCCL ? detail::make_hccl_communicator()
+                                  : detail::make_local_communicator();
   s.chosen = use;
 }
 
@@ -121,6 +170,21 @@ std::unique_ptr<Work> allreduce_async(void* data, int64_t count, DType dtype, Re
   return std::make_unique<CommWork>(c.iallreduce(data, count, dtype, op), std::move(what));
 }
 
+std::unique_ptr<Work> allreduce_async(const Tensor& buffer, ReduceOp op) {
+  if (op == ReduceOp::Mean) throw ValueError("For 'dist.allreduce_async', use Sum and divide: Mean is not a wire op");
+  detail::Communicator& c = comm("allreduce");
+  Tensor x = buffer;
+  if (on_host(x)) return allreduce_async(x.raw_data(), x.numel(), x.dtype(), op);
+  if (c.on_device(x.device(), x.dtype(), /*reduce=*/true)) {
+    std::string what = "allreduce of " + std::to_string(x.nbytes()) + " bytes on " + x.device().str();
+    return std::make_unique<CommWork>(c.iallreduce_device(x.device(), x.raw_data(), x.numel(), x.dtype(), op),
+                                      std::move(what));
+  }
+  Tensor host = x.cpu();  // waits for the queued work that computes it
+  auto inner = allreduce_async(host.raw_data(), host.numel(), host.dtype(), op);
+  return std::make_unique<StagedWork>(x, host, std::move(inner));
+}
+
 void allreduce(const std::vector<Tensor>& tensors, ReduceOp op) {
   detail::Communicator& c = comm("allreduce");
   check_tensors(tensors, "allreduce");
@@ -132,16 +196,15 @@ void allreduce(const std::vector<Tensor>& tensors, ReduceOp op) {
     }
   }
   std::vector<std::unique_ptr<Work>> works;
-  for (const auto& t : tensors) {
-    Tensor x = t;
-    works.push_back(allreduce_async(x.raw_data(), x.numel(), x.dtype(), op == ReduceOp::Mean ? ReduceOp::Sum : op));
-  }
+  for (const auto& t : tensors) works.push_back(allreduce_async(t, op == ReduceOp::Mean ? ReduceOp::Sum : op));
   for (auto& w : works) w->wait();
   if (op == ReduceOp::Mean && c.size() > 1) {
     const double inv = 1.0 / c.size();
     for (const auto& t : tensors) {
       Tensor x = t;
-      if (x.dtype() == DType::Float32) {
+      if (!on_host(x)) {
+        copy_into(x, x.detach() * inv);  // on the device, in its stream order
+      } else if (x.dtype() == DType::Float32) {
         float* p = x.data<float>();
         for (int64_t i = 0; i < x.numel(); ++i) p[i] = static_cast<float>(p[i] * inv);
       } else {
@@ -161,8 +224,17 @@ void broadcast(const std::vector<Tensor>& tensors, int root) {
   }
   for (const auto& t : tensors) {
     Tensor x = t;
-    wait_request(c.ibroadcast(x.raw_data(), static_cast<int64_t>(x.nbytes()), root), "broadcast of " + std::to_string(x.nbytes()) +
-                         " bytes from rank " + std::to_string(root));
+    const int64_t bytes = static_cast<int64_t>(x.nbytes());
+    const std::string what = "broadcast of " + std::to_string(bytes) + " bytes from rank " + std::to_string(root);
+    if (on_host(x)) {
+      wait_request(c.ibroadcast(x.raw_data(), bytes, root), what);
+    } else if (c.on_device(x.device(), x.dtype(), /*reduce=*/false)) {
+      wait_request(c.ibroadcast_device(x.device(), x.raw_data(), bytes, root), what + " on " + x.device().str());
+    } else {
+      Tensor host = x.cpu();
+      wait_request(c.ibroadcast(host.raw_data(), bytes, root), what + " (through the host)");
+      if (c.rank() != root) copy_into(x, host);
+    }
   }
 }
 

@@ -1,27 +1,40 @@
 #include "dist/grad_buckets.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
+
+#include "bprop/device.h"
 
 namespace bprop::dist::detail {
 
 GradBuckets::GradBuckets(const std::vector<Parameter>& params, int64_t bucket_bytes)
-    : params_(params), bucket_of_(params.size()), offset_of_(params.size()), added_(params.size(), false) {
+    : params_(params), bucket_of_(params.size()), views_(params.size()), added_(params.size(), false) {
+  std::vector<int64_t> offset_of(params.size());  // element offset in its bucket
   // Reverse order: the backward finishes the last layers' gradients first.
   for (size_t k = params.size(); k-- > 0;) {
     const Parameter& p = params[k];
     const int64_t bytes = p.numel() * static_cast<int64_t>(dtype_size(p.dtype()));
-    const bool fits = !buckets_.empty() && buckets_.back().dtype == p.dtype() &&
+    const bool fits = !buckets_.empty() && buckets_.back().dtype == p.dtype() && buckets_.back().device == p.device() &&
                       (buckets_.back().numel * static_cast<int64_t>(dtype_size(p.dtype())) + bytes <= bucket_bytes);
-    if (!fits) buckets_.push_back(Bucket{p.dtype(), {}, 0, Tensor(), 0, nullptr, 0});
+    if (!fits) buckets_.push_back(Bucket{p.dtype(), p.device(), {}, 0, Tensor(), 0, nullptr, 0});
     Bucket& b = buckets_.back();
     bucket_of_[k] = buckets_.size() - 1;
-    offset_of_[k] = b.numel;
+    offset_of[k] = b.numel;
     b.params.push_back(k);
     b.numel += p.numel();
   }
-  for (auto& b : buckets_) b.buffer = Tensor::empty({b.numel}, b.dtype);
+  for (auto& b : buckets_) b.buffer = Tensor::empty({b.numel}, b.dtype, b.device);
+  // Views share the bucket's storage at their byte offset (TensorImpl::offset): no copy out after the reduction.
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Bucket& b = buckets_[bucket_of_[i]];
+    auto impl = std::make_shared<TensorImpl>();
+    impl->shape = params[i].shape();
+    impl->dtype = b.dtype;
+    impl->numel = params[i].numel();
+    impl->storage = b.buffer.impl()->storage;
+    impl->offset = b.buffer.impl()->offset + static_cast<size_t>(offset_of[i]) * dtype_size(b.dtype);
+    views_[i] = Tensor(std::move(impl));
+  }
 }
 
 void GradBuckets::begin_step(Clock::time_point t0) {
@@ -43,10 +56,7 @@ void GradBuckets::add(size_t i, const Tensor& grad) {
                      " but the parameter has " + shape_str(p.shape()));
   }
   Bucket& b = buckets_[bucket_of_[i]];
-  const Tensor g = grad.dtype() == b.dtype ? grad : convert(grad, b.dtype);
-  const size_t elem = dtype_size(b.dtype);
-  std::memcpy(static_cast<char*>(b.buffer.raw_data()) + static_cast<size_t>(offset_of_[i]) * elem, g.raw_data(),
-              g.nbytes());
+  copy_into(views_[i], grad);  // converts the dtype; on a device, a copy queued on its stream
   added_[i] = true;
   --b.pending;
   launch_ready();
@@ -64,15 +74,17 @@ void GradBuckets::launch_ready() {
     Bucket& b = buckets_[next_launch_++];
     b.timing = timings_.size();
     timings_.push_back({b.numel * static_cast<int64_t>(dtype_size(b.dtype)), now(), 0.0});
-    b.work = allreduce_async(b.buffer.raw_data(), b.numel, b.dtype, ReduceOp::Sum);
+    b.work = allreduce_async(b.buffer, ReduceOp::Sum);
   }
 }
 
 // MPI moves a non-blocking collective forward only inside MPI calls: testing the buckets in flight whenever a
-// gradient arrives keeps them moving during the backward.
+// gradient arrives keeps them moving during the backward. Buckets on a device are not tested here: their
+// collective runs on the device's stream by itself, and testing it would wait for the stream.
 void GradBuckets::poll() {
   for (size_t k = 0; k < next_launch_; ++k) {
     Bucket& b = buckets_[k];
+    if (!b.device.is_cpu()) continue;
     if (b.work && timings_[b.timing].finished == 0.0 && b.work->test()) timings_[b.timing].finished = now();
   }
 }
@@ -90,20 +102,6 @@ void GradBuckets::finish() {
     b.work->wait();
     if (timings_[b.timing].finished == 0.0) timings_[b.timing].finished = now();
   }
-}
-
-std::vector<Tensor> GradBuckets::gradients() const {
-  std::vector<Tensor> out;
-  out.reserve(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const Bucket& b = buckets_[bucket_of_[i]];
-    Tensor g = Tensor::empty(params_[i].shape(), b.dtype);
-    std::memcpy(g.raw_data(),
-                static_cast<const char*>(b.buffer.raw_data()) + static_cast<size_t>(offset_of_[i]) * dtype_size(b.dtype),
-                g.nbytes());
-    out.push_back(std::move(g));
-  }
-  return out;
 }
 
 }  // namespace bprop::dist::detail

@@ -1,6 +1,7 @@
 // Gradient buckets of DataParallel: which parameters share a bucket, copying each final gradient in, starting a
-// bucket's allreduce as soon as it is full (in bucket order, the same on every rank: MPI needs collectives
-// started in one order everywhere) and copying the reduced gradients out.
+// bucket's allreduce as soon as it is full (in bucket order, the same on every rank: MPI and HCCL need collectives
+// started in one order everywhere), and the reduced gradients as views into the buckets. A bucket lives on its
+// parameters' device: on an NPU with HCCL it is reduced there, in place, on the device's stream.
 #pragma once
 #include <chrono>
 #include <memory>
@@ -17,7 +18,7 @@ class GradBuckets {
   using Clock = std::chrono::steady_clock;
 
   /// Buckets of at most `bucket_bytes` (at least one parameter each) over `params` in reverse order, one dtype
-  /// per bucket.
+  /// and one device per bucket.
   GradBuckets(const std::vector<Parameter>& params, int64_t bucket_bytes);
 
   size_t size() const { return buckets_.size(); }
@@ -30,12 +31,14 @@ class GradBuckets {
   /// Waits for every bucket (ValueError if a parameter's gradient never came). Afterwards gradients() holds the
   /// sums over the ranks.
   void finish();
-  std::vector<Tensor> gradients() const;
+  /// Each parameter's summed gradient: a view into its bucket (valid until the next begin_step).
+  const std::vector<Tensor>& gradients() const { return views_; }
   const std::vector<BucketTiming>& timings() const { return timings_; }
 
  private:
   struct Bucket {
     DType dtype;
+    Device device;
     std::vector<size_t> params;
     int64_t numel = 0;
     Tensor buffer;
@@ -50,7 +53,7 @@ class GradBuckets {
   std::vector<Parameter> params_;
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;   // per parameter
-  std::vector<int64_t> offset_of_;  // element offset in its bucket
+  std::vector<Tensor> views_;       // per parameter: its part of its bucket, in its shape
   std::vector<bool> added_;
   size_t next_launch_ = 0;
   std::vector<BucketTiming> timings_;

@@ -1,5 +1,5 @@
 // bprop::dist in one process (no launcher): the collectives are the identity, DataParallel takes the same
-// steps as the one-process trainer, and a build without MPI says how to get it.
+// steps as the one-process trainer, and a build without MPI (or HCCL without a launcher) says what it needs.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -94,5 +94,17 @@ TEST(DistLocal, MpiWithoutMpiSaysHowToGetIt) {
     FAIL() << "no error";
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("libopenmpi-dev"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DistLocal, HcclWithoutMpiOrLauncherSaysWhatItNeeds) {
+  if (!dist::launcher_variable().empty()) GTEST_SKIP() << "started by an MPI launcher";
+  try {
+    dist::init(dist::Backend::HCCL);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    // Without MPI built: HCCL needs MPI; with it: HCCL needs mpirun's one process per NPU.
+    const std::string want = dist::mpi_built() ? "started by mpirun" : "HCCL needs MPI";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
   }
 }

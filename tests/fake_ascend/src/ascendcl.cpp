@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core.h"
+#include "fake_ascend/host_task.h"
 
 extern "C" int drvGetDevNum(uint32_t* count);  // libascend_hal.so
 
@@ -28,8 +29,18 @@ FA_EXPORT aclError aclrtGetDeviceCount(uint32_t* count) { return fa::rt_get_devi
 FA_EXPORT aclError aclrtGetDevice(int32_t* deviceId) { return fa::rt_get_device(deviceId); }
 FA_EXPORT aclError aclrtCreateStream(aclrtStream* stream) { return fa::rt_create_stream(stream); }
 FA_EXPORT aclError aclrtDestroyStream(aclrtStream stream) { return fa::rt_destroy_stream(stream); }
-FA_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream) { return fa::rt_synchronize_stream(stream); }
-FA_EXPORT aclError aclrtSynchronizeDevice(void) { return fa::rt_synchronize_device(); }
+// A host task that failed while the queue ran (host_task.h) makes the synchronisation fail, as a failed device task
+// does on CANN.
+FA_EXPORT aclError aclrtSynchronizeStream(aclrtStream stream) {
+  const aclError rc = fa::rt_synchronize_stream(stream);
+  const aclError task = fake_ascend_take_task_error();
+  return rc != ACL_SUCCESS ? rc : task;
+}
+FA_EXPORT aclError aclrtSynchronizeDevice(void) {
+  const aclError rc = fa::rt_synchronize_device();
+  const aclError task = fake_ascend_take_task_error();
+  return rc != ACL_SUCCESS ? rc : task;
+}
 FA_EXPORT aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
   return fa::rt_malloc(devPtr, size, static_cast<int>(policy));
 }

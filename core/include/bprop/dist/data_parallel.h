@@ -10,9 +10,13 @@
 // - Gradients travel in buckets of about bucket_mb MiB (25, as PyTorch DDP), filled in reverse parameter order
 //   (the order the backward finishes them). A bucket's allreduce starts (MPI_Iallreduce) the moment its last
 //   gradient is final (bprop::OnGradReady), while the rest of the backward runs; buckets start in the same order
-//   on every rank. Each gradient is copied into its bucket when it is final and copied out once its bucket is
-//   reduced: the gradients a backward produces are fresh tensors (and may share storage with each other), so
-//   they cannot be views of one bucket buffer.
+//   on every rank. Each gradient is copied into its bucket when it is final (the gradients a backward produces
+//   are fresh tensors, and may share storage with each other, so the backward cannot write into the bucket);
+//   the optimizer reads the reduced gradients as views into the buckets.
+// - On an Ascend NPU (dist::Backend::HCCL) the parameters and the buckets live on the rank's NPU: rank 0's
+//   parameters are broadcast by HCCL, gradients are copied into the buckets on the device's stream, and each
+//   full bucket's HcclAllReduce is queued there in place, behind the backward's kernels; step() waits for the
+//   stream once, before the optimizer. float64 buckets (HCCL reduces none) travel through the host and MPI.
 // - Not synchronised by default: batch-norm moving statistics stay per rank (average_state averages them after
 //   each step; batch statistics in the forward are never synchronised: no SyncBatchNorm); anything the caller
 //   computes from the outputs (losses, accuracy) is local until it reduces it (dist::allreduce).
