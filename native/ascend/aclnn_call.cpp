@@ -21,9 +21,10 @@ const AclFunctions& fn() { return Runtime::get().lib().fn(); }
 AclTensorArg::AclTensorArg(const Tensor& t)
     : AclTensorArg(t, std::vector<int64_t>(t.shape().begin(), t.shape().end()), row_major_strides(t.shape())) {}
 
-AclTensorArg::AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+AclTensorArg::AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                           int64_t offset) {
   const int64_t storage = t.numel();
-  p_ = fn().aclCreateTensor(dims.data(), dims.size(), acl_dtype(t.dtype()), strides.data(), 0, acl::ACL_FORMAT_ND,
+  p_ = fn().aclCreateTensor(dims.data(), dims.size(), acl_dtype(t.dtype()), strides.data(), offset, acl::ACL_FORMAT_ND,
                             &storage, 1, const_cast<void*>(t.raw_data()));
   if (!p_) {
     throw ValueError("Ascend: aclCreateTensor failed for a tensor of shape " + shape_str(t.shape()) + " " +

@@ -18,8 +18,10 @@ class AclTensorArg {
  public:
   /// `t` (contiguous, on the device) as an ND aclTensor over its whole storage extent.
   explicit AclTensorArg(const Tensor& t);
-  /// A strided view of `t`'s elements (a transposed operand): `dims` and `strides` in elements.
-  AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides);
+  /// A strided view of `t`'s elements (a transposed operand, a slice): `dims`, `strides` and the first element's
+  /// `offset` in elements (non-negative strides: aclnn takes no negative ones).
+  AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+               int64_t offset = 0);
   ~AclTensorArg();
   AclTensorArg(const AclTensorArg&) = delete;
   AclTensorArg& operator=(const AclTensorArg&) = delete;

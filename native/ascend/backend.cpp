@@ -41,7 +41,9 @@ DeviceBackend& load_backend() {
   Runtime& rt = Runtime::get();  // throws, saying why, until CANN loads
   std::call_once(kernels_registered, [&rt] {
     for (DeviceKernel& k : aclnn_kernels()) {
-      if (rt.lib().has_aclnn(k.aclnn)) registry().set_kernel(k.op, Backend::Ascend, std::move(k.kernel));
+      bool present = rt.lib().has_aclnn(k.aclnn);
+      for (const std::string& other : k.also) present = present && rt.lib().has_aclnn(other);
+      if (present) registry().set_kernel(k.op, Backend::Ascend, std::move(k.kernel));
     }
   });
   return backend;

@@ -1,9 +1,12 @@
 // The ops that run as aclnn kernels on the NPU. A kernel declines (KernelDeclined, before queuing anything) what
 // the NPU or its aclnn operator does not do the way the op is defined: float64 where the NPU has none (Matmul,
 // Relu, Tanh), integer division, empty tensors; the dispatcher then runs the CPU kernel with a host round trip.
-// Every other op, with no entry here, does that too (counted per op: bprop::fallback_counts()).
+// Every other op, with no entry here or in kernels_shape.cpp, kernels_index.cpp and kernels_optim.cpp, does that
+// too (counted per op: bprop::fallback_counts()).
 #include "ascend/kernels.h"
 
+#include <climits>
+#include <cmath>
 #include <optional>
 #include <variant>
 
@@ -221,6 +224,24 @@ void batch_norm(KernelCtx& c) {
                out.get(), sm.get(), si.get());
 }
 
+// layer_norm(x, weight?, bias?): aclnnLayerNorm over the last normalized_ndim dimensions (the op has no mean or
+// rstd output: those are nullptr). The NPU's LayerNorm has no float64.
+void layer_norm(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  const Tensor& x = c.inputs[0];
+  const int64_t k = c.attrs.get_int("normalized_ndim");
+  const std::vector<int64_t> normalized(x.shape().end() - k, x.shape().end());
+  AclTensorArg xa(x), out(c.out);
+  AclIntArrayArg shape(normalized);
+  std::optional<AclTensorArg> w, b;
+  if (c.inputs.size() > 1 && c.inputs[1].defined()) w.emplace(c.inputs[1]);
+  if (c.inputs.size() > 2 && c.inputs[2].defined()) b.emplace(c.inputs[2]);
+  launch_aclnn(c.device, "LayerNorm", static_cast<const aclTensor*>(xa.get()),
+               static_cast<const acl::aclIntArray*>(shape.get()), static_cast<const aclTensor*>(w ? w->get() : nullptr),
+               static_cast<const aclTensor*>(b ? b->get() : nullptr), c.attrs.get_float("eps"), out.get(),
+               static_cast<aclTensor*>(nullptr), static_cast<aclTensor*>(nullptr));
+}
+
 // ---- selection, comparison, layout ----
 
 // Inputs of one dtype (the output's may differ: comparisons), none empty.
@@ -348,15 +369,133 @@ void avg_pool2d_grad(KernelCtx& c) {
                false, true, int64_t{0}, static_cast<int8_t>(acl::KEEP_DTYPE), out.get());
 }
 
+// leaky_relu: aclnnLeakyRelu(self, negativeSlope, out); x > 0 ? x : alpha x as the op. FLOAT only on the NPU.
+void leaky_relu(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclScalarArg slope(c.attrs.get_float("alpha"), DType::Float32);
+  launch_aclnn(c.device, "LeakyRelu", static_cast<const aclTensor*>(x.get()),
+               static_cast<const acl::aclScalar*>(slope.get()), out.get());
+}
+
+// elu: aclnnElu(self, alpha, scale 1, inputScale 1, out): x > 0 ? x : alpha (e^x - 1). FLOAT only on the NPU.
+void elu(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclScalarArg alpha(c.attrs.get_float("alpha"), DType::Float32), one(1.0, DType::Float32);
+  launch_aclnn(c.device, "Elu", static_cast<const aclTensor*>(x.get()), static_cast<const acl::aclScalar*>(alpha.get()),
+               static_cast<const acl::aclScalar*>(one.get()), static_cast<const acl::aclScalar*>(one.get()), out.get());
+}
+
+// clamp: aclnnClamp(self, min?, max?, out), an absent bound as nullptr. CANN applies min last
+// (max(min(x, hi), lo)), the op max first: min > max is left to the CPU, as are int32 bounds that are fractional
+// or past int32 (the CPU rounds and saturates them).
+void clamp(KernelCtx& c) {
+  const Tensor& x = c.inputs[0];
+  if (x.dtype() != c.out_dtype || x.numel() == 0) decline(x.numel() == 0 ? "an empty tensor" : "mixed dtypes");
+  if (c.out_dtype == DType::Bool) decline("bool clamp");
+  std::optional<double> lo, hi;
+  if (!c.attrs.is_null("min")) lo = c.attrs.get_float("min");
+  if (!c.attrs.is_null("max")) hi = c.attrs.get_float("max");
+  if (!lo && !hi) decline("no bound");
+  if (lo && hi && *lo > *hi) decline("min > max");
+  if (c.out_dtype == DType::Int32) {
+    for (const auto& b : {lo, hi}) {
+      if (b && (*b != std::trunc(*b) || *b < INT32_MIN || *b > INT32_MAX)) decline("a non-int32 bound");
+    }
+  }
+  std::optional<AclScalarArg> min_arg, max_arg;
+  if (lo) min_arg.emplace(*lo, c.out_dtype);
+  if (hi) max_arg.emplace(*hi, c.out_dtype);
+  AclTensorArg xa(x), out(c.out);
+  launch_aclnn(c.device, "Clamp", static_cast<const aclTensor*>(xa.get()),
+               static_cast<const acl::aclScalar*>(min_arg ? min_arg->get() : nullptr),
+               static_cast<const acl::aclScalar*>(max_arg ? max_arg->get() : nullptr), out.get());
+}
+
+// logsumexp over the op's axes: aclnnLogSumExp(self, dim, keepDim, out); FLOAT only on the NPU.
+void logsumexp(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), c.inputs[0].dim());
+  if (axes.empty()) decline("no axis to reduce");
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg dims(axes);
+  launch_aclnn(c.device, "LogSumExp", static_cast<const aclTensor*>(x.get()),
+               static_cast<const acl::aclIntArray*>(dims.get()), c.attrs.get_bool("keepdims"), out.get());
+}
+
+// var / std over the op's axes with its correction (0 or 1, N - correction in the denominator): aclnnStd takes the
+// correction, aclnnVar unbiased = (correction == 1). FLOAT only on the NPU.
+void var_std(KernelCtx& c, bool root) {
+  require_float(c, /*has_double=*/false);
+  const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), c.inputs[0].dim());
+  if (axes.empty()) decline("no axis to reduce");
+  const int64_t correction = c.attrs.get_int("correction");
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg dims(axes);
+  const auto* dim = static_cast<const acl::aclIntArray*>(dims.get());
+  if (root) {
+    launch_aclnn(c.device, "Std", static_cast<const aclTensor*>(x.get()), dim, correction, c.attrs.get_bool("keepdims"),
+                 out.get());
+  } else {
+    launch_aclnn(c.device, "Var", static_cast<const aclTensor*>(x.get()), dim, correction == 1,
+                 c.attrs.get_bool("keepdims"), out.get());
+  }
+}
+
+// prod over the op's axes: aclnnProd over every axis (into a 0-d view of the output), aclnnProdDim over one; over
+// several (not all) axes, ProdDim one axis at a time with the dimension kept (the product's order differs from the
+// CPU's: float results agree to rounding).
+void prod(KernelCtx& c) {
+  require_numeric(c);
+  const Tensor& x = c.inputs[0];
+  const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), x.dim());
+  if (axes.empty()) decline("no axis to reduce");
+  const acl::aclDataType dtype = acl_dtype(c.out_dtype);
+  if (static_cast<int64_t>(axes.size()) == x.dim()) {
+    AclTensorArg xa(x), out(c.out, {}, {});
+    launch_aclnn(c.device, "Prod", static_cast<const aclTensor*>(xa.get()), dtype, out.get());
+    return;
+  }
+  if (axes.size() == 1) {
+    AclTensorArg xa(x), out(c.out);
+    launch_aclnn(c.device, "ProdDim", static_cast<const aclTensor*>(xa.get()), axes[0], c.attrs.get_bool("keepdims"),
+                 dtype, out.get());
+    return;
+  }
+  Tensor t = x;
+  Shape kept = x.shape();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    kept[static_cast<size_t>(axes[i])] = 1;
+    const bool last = i + 1 == axes.size();
+    const Tensor next = last ? c.out : Tensor::empty(kept, c.out_dtype, c.device);
+    AclTensorArg ta(t), out(next, std::vector<int64_t>(kept.begin(), kept.end()), row_major_strides(kept));
+    launch_aclnn(c.device, "ProdDim", static_cast<const aclTensor*>(ta.get()), axes[i], true, dtype, out.get());
+    t = next;
+  }
+}
+
+// flip: aclnnFlip(self, dims, out) over the op's axes.
+void flip(KernelCtx& c) {
+  if (c.inputs[0].numel() == 0) decline("an empty tensor");
+  const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), c.inputs[0].dim());
+  if (axes.empty()) decline("no axis to flip");
+  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclIntArrayArg dims(axes);
+  launch_aclnn(c.device, "Flip", static_cast<const aclTensor*>(x.get()),
+               static_cast<const acl::aclIntArray*>(dims.get()), out.get());
+}
+
 constexpr char kNeg[] = "Neg", kExp[] = "Exp", kLog[] = "Log", kSqrt[] = "Sqrt", kTanh[] = "Tanh",
                kSigmoid[] = "Sigmoid", kRelu[] = "Relu", kAbs[] = "Abs", kSin[] = "Sin", kCos[] = "Cos",
                kRsqrt[] = "Rsqrt", kReciprocal[] = "Reciprocal", kErf[] = "Erf", kLog1p[] = "Log1p",
-               kExpm1[] = "Expm1", kFloor[] = "Floor", kCeil[] = "Ceil", kRound[] = "Round", kSilu[] = "Silu";
+               kExpm1[] = "Expm1", kFloor[] = "Floor", kCeil[] = "Ceil", kRound[] = "Round", kSilu[] = "Silu",
+               kTan[] = "Tan";
 
 }  // namespace
 
 std::vector<DeviceKernel> aclnn_kernels() {
-  return {
+  std::vector<DeviceKernel> kernels = {
       {"add", "Add", [](KernelCtx& c) { add_sub(c, "Add"); }},
       {"sub", "Sub", [](KernelCtx& c) { add_sub(c, "Sub"); }},
       {"mul", "Mul", [](KernelCtx& c) { require_numeric(c); binary(c, "Mul"); }},
@@ -414,7 +553,21 @@ std::vector<DeviceKernel> aclnn_kernels() {
       {"concat", "Cat", concat},
       {"amax", "Amax", [](KernelCtx& c) { extreme(c, "Amax"); }},
       {"amin", "Amin", [](KernelCtx& c) { extreme(c, "Amin"); }},
+      {"tan", "Tan", [](KernelCtx& c) { unary<kTan>(c, true); }},
+      {"leaky_relu", "LeakyRelu", leaky_relu},
+      {"elu", "Elu", elu},
+      {"clamp", "Clamp", clamp},
+      {"flip", "Flip", flip},
+      {"logsumexp", "LogSumExp", logsumexp},
+      {"var", "Var", [](KernelCtx& c) { var_std(c, false); }},
+      {"std", "Std", [](KernelCtx& c) { var_std(c, true); }},
+      {"layer_norm", "LayerNorm", layer_norm},
+      {"prod", "ProdDim", prod, {"Prod"}},
   };
+  for (DeviceKernel& k : shape_kernels()) kernels.push_back(std::move(k));
+  for (DeviceKernel& k : index_kernels()) kernels.push_back(std::move(k));
+  for (DeviceKernel& k : optimizer_kernels()) kernels.push_back(std::move(k));
+  return kernels;
 }
 
 }  // namespace bprop::ascend

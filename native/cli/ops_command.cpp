@@ -30,7 +30,10 @@ struct OpRow {
 std::string ascend_kernel(const OpDef& def) {
   static const std::vector<ascend::DeviceKernel> kernels = ascend::aclnn_kernels();
   for (const auto& k : kernels) {
-    if (k.op == def.name) return "aclnn " + k.aclnn;
+    if (k.op != def.name) continue;
+    std::string ops = "aclnn " + k.aclnn;
+    for (const std::string& other : k.also) ops += ", " + other;
+    return ops;
   }
   return def.allocates_output ? "cpu fallback" : "composed";
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "bprop/bprop.h"
@@ -139,15 +140,15 @@ TEST(AscendOps, OpsWithoutAnNpuKernelFallBackToTheCpuAndAreCounted) {
   reset_fallback_counts();
   const Tensor x = randn({3, 4}, 4);
   const Tensor xd = x.to(Device::ascend());
-  const Tensor s = ops::tan(xd);  // no aclnn kernel
+  const Tensor s = ops::sign(xd);  // no aclnn kernel (aclnnSign's NaN differs)
   EXPECT_EQ(s.device(), Device::ascend());
-  expect_close(s, ops::tan(x));
+  expect_close(s, ops::sign(x));
   // float64 where the NPU's Matmul and Tanh have none
   const Tensor x64 = ops::cast(x, DType::Float64), w64 = randn({4, 2}, 5, DType::Float64);
   expect_close(ops::matmul(x64.to(Device::ascend()), w64.to(Device::ascend())), ops::matmul(x64, w64), 1e-12);
   expect_close(ops::tanh(x64.to(Device::ascend())), ops::tanh(x64), 1e-12);
   const auto counts = fallback_counts();
-  EXPECT_EQ(counts.at("tan"), 1);
+  EXPECT_EQ(counts.at("sign"), 1);
   EXPECT_EQ(counts.at("matmul"), 1);
   EXPECT_EQ(counts.at("tanh"), 1);
   EXPECT_EQ(counts.count("cast"), 0u);
@@ -318,6 +319,231 @@ TEST(AscendJit, AJittedTrainingStepOnTheNpuUpdatesParametersAsEagerSteps) {
   ASSERT_EQ(eager.size(), graph.size());
   for (size_t i = 0; i < eager.size(); ++i) EXPECT_NEAR(graph[i], eager[i], 1e-6 * (1 + std::fabs(eager[i]))) << i;
   set_context({});
+}
+
+// tan, leaky_relu, elu, clamp and flip run as aclnn kernels, with their gradients (composed of ops that run there).
+TEST(AscendOps, TanLeakyReluEluClampAndFlipRunOnTheNpuWithTheirGradients) {
+  use_fake();
+  const Device npu = Device::ascend();
+  const Tensor x = randn({3, 4}, 70), y = randn({3, 4}, 71);
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor t = ops::tan(a[0] * 0.5) + ops::leaky_relu(a[1], 0.2) * ops::elu(a[0], 1.5);
+    const Tensor c =
+        ops::clamp(t, -0.5, 0.8) + ops::clamp(a[1], std::nullopt, 0.3) + ops::clamp(a[0], -0.2, std::nullopt);
+    return ops::sum(ops::flip(c * a[1], IntList{1}) * ops::flip(a[0]));
+  };
+  const Value cpu = value_and_grad(f, GradPosition({0, 1}))({x, y});
+  reset_fallback_counts();
+  const int64_t before = kernel_launches();
+  const Value dev = value_and_grad(f, GradPosition({0, 1}))({x.to(npu), y.to(npu)});
+  expect_close(dev[0].tensor(), cpu[0].tensor());
+  const auto gc = cpu[1].flatten(), gd = dev[1].flatten();
+  for (size_t i = 0; i < gc.size(); ++i) {
+    EXPECT_EQ(gd[i].device(), npu);
+    expect_close(gd[i], gc[i]);
+  }
+  EXPECT_GT(kernel_launches(), before);
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // float64 where the NPU has it (Tan, Clamp, Flip), int32 clamp and flip
+  const Tensor x64 = ops::cast(x, DType::Float64), xd64 = x64.to(npu);
+  expect_close(ops::tan(xd64), ops::tan(x64), 1e-12);
+  expect_close(ops::clamp(xd64, -0.3, 0.4), ops::clamp(x64, -0.3, 0.4), 1e-12);
+  expect_close(ops::flip(xd64, IntList{0, -1}), ops::flip(x64, IntList{0, -1}), 1e-12);
+  const Tensor i = tensor_i32({-7, 3, 0, 12, 5, -1}, {2, 3});
+  EXPECT_EQ(ops::clamp(i.to(npu), -2, 4).to_vector<int32_t>(), ops::clamp(i, -2, 4).to_vector<int32_t>());
+  EXPECT_EQ(ops::flip(i.to(npu)).to_vector<int32_t>(), ops::flip(i).to_vector<int32_t>());
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // Declined, so the CPU kernel runs: min > max (CANN applies min last, the op max), an int32 bound of 2.5,
+  // leaky_relu in float64 (no DOUBLE on the NPU).
+  expect_close(ops::clamp(x.to(npu), 0.5, -0.5), ops::clamp(x, 0.5, -0.5));
+  EXPECT_EQ(ops::clamp(i.to(npu), 2.5, std::nullopt).to_vector<int32_t>(),
+            ops::clamp(i, 2.5, std::nullopt).to_vector<int32_t>());
+  expect_close(ops::leaky_relu(xd64, 0.1), ops::leaky_relu(x64, 0.1), 1e-12);
+  EXPECT_EQ(fallback_counts().at("clamp"), 2);
+  EXPECT_EQ(fallback_counts().at("leaky_relu"), 1);
+}
+
+// stack, tile, pad, logsumexp, slice and strided_slice run on the NPU, with their gradients (slice, pad,
+// strided_slice_grad, reshape and sum: on the NPU too).
+TEST(AscendOps, LayoutSlicingAndLogSumExpRunOnTheNpuWithTheirGradients) {
+  use_fake();
+  const Device npu = Device::ascend();
+  const Tensor x = randn({3, 4}, 80), y = randn({3, 4}, 81), z = randn({2, 3}, 82);
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor s = ops::stack({a[0], a[1]}, 1);                                   // [3, 2, 4]
+    const Tensor t = ops::tile(a[2], {2, 1, 2});                                    // [2, 2, 6]
+    const Tensor p = ops::pad(a[0], IntMatrix{{1, 0}, {2, 1}}, 0.5);                // [4, 7]
+    const Tensor l = ops::logsumexp(s, IntList{1}, true);                           // [3, 1, 4]
+    const Tensor sl = ops::slice(p, {1, 2}, {3, -1});                               // [3, 5]
+    const Tensor ss = ops::strided_slice(p, {0, 1}, {4, 7}, {2, 3});                // [2, 2]
+    return ops::sum(l * ops::reshape(ops::slice(sl, {0, 0}, {3, 4}), {3, 1, 4})) + ops::sum(ss * ss) +
+           ops::sum(ops::square(t)) + ops::sum(ops::exp(s) * 0.1);
+  };
+  const Value cpu = value_and_grad(f, GradPosition({0, 1, 2}))({x, y, z});
+  reset_fallback_counts();
+  const Value dev = value_and_grad(f, GradPosition({0, 1, 2}))({x.to(npu), y.to(npu), z.to(npu)});
+  expect_close(dev[0].tensor(), cpu[0].tensor());
+  const auto gc = cpu[1].flatten(), gd = dev[1].flatten();
+  for (size_t i = 0; i < gc.size(); ++i) {
+    EXPECT_EQ(gd[i].device(), npu);
+    expect_close(gd[i], gc[i]);
+  }
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // int32 and float64 data, a logsumexp over every axis
+  const Tensor i = tensor_i32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor id = i.to(npu);
+  EXPECT_EQ(ops::stack({id, id}, -1).to_vector<int32_t>(), ops::stack({i, i}, -1).to_vector<int32_t>());
+  EXPECT_EQ(ops::tile(id, {3}).to_vector<int32_t>(), ops::tile(i, {3}).to_vector<int32_t>());
+  EXPECT_EQ(ops::pad(id, IntMatrix{{0, 1}, {1, 1}}, 7).to_vector<int32_t>(),
+            ops::pad(i, IntMatrix{{0, 1}, {1, 1}}, 7).to_vector<int32_t>());
+  EXPECT_EQ(ops::strided_slice(id, {-2, 1}, {-1, 3}, {1, 1}).to_vector<int32_t>(),
+            ops::strided_slice(i, {-2, 1}, {-1, 3}, {1, 1}).to_vector<int32_t>());
+  const Tensor x64 = ops::cast(x, DType::Float64);
+  expect_close(ops::slice(x64.to(npu), {1, 1}, {2, 2}), ops::slice(x64, {1, 1}, {2, 2}), 1e-12);
+  expect_close(ops::logsumexp(x.to(npu)), ops::logsumexp(x));
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // Declined: a negative step, a fractional int32 padding value, logsumexp in float64.
+  expect_close(ops::strided_slice(x.to(npu), {2, 3}, {-5, -5}, {-1, -2}),
+               ops::strided_slice(x, {2, 3}, {-5, -5}, {-1, -2}));
+  EXPECT_EQ(ops::pad(id, IntMatrix{{1, 0}, {0, 0}}, 2.5).to_vector<int32_t>(),
+            ops::pad(i, IntMatrix{{1, 0}, {0, 0}}, 2.5).to_vector<int32_t>());
+  expect_close(ops::logsumexp(x64.to(npu), IntList{0}), ops::logsumexp(x64, IntList{0}), 1e-12);
+  EXPECT_EQ(fallback_counts().at("strided_slice"), 1);
+  EXPECT_EQ(fallback_counts().at("pad"), 1);
+  EXPECT_EQ(fallback_counts().at("logsumexp"), 1);
+}
+
+// layer_norm, var and std run on the NPU with their gradients (the layer norm's bprop: var, mean, rsqrt, sum_to).
+TEST(AscendOps, LayerNormVarAndStdRunOnTheNpuWithTheirGradients) {
+  use_fake();
+  const Device npu = Device::ascend();
+  const Tensor x = randn({3, 2, 5}, 90), w = randn({2, 5}, 91), b = randn({2, 5}, 92), w1 = randn({5}, 93);
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor n2 = ops::layer_norm(a[0], a[1], a[2], 2);
+    const Tensor n1 = ops::layer_norm(a[0] * 2.0, a[3], Tensor(), 1, 1e-3);
+    const Tensor v = ops::var(a[0], IntList{2}, true, 0) + ops::var(a[0], IntList{0, 1}, true);
+    const Tensor s = ops::stddev(a[0], IntList{1, 2}, false, 0), s1 = ops::stddev(a[0], IntList{0}, true);
+    return ops::sum(n2 * n1 * v) + ops::sum(s * s * s) + ops::sum(s1 * a[0]);
+  };
+  const Value cpu = value_and_grad(f, GradPosition({0, 1, 2, 3}))({x, w, b, w1});
+  reset_fallback_counts();
+  const Value dev = value_and_grad(f, GradPosition({0, 1, 2, 3}))({x.to(npu), w.to(npu), b.to(npu), w1.to(npu)});
+  expect_close(dev[0].tensor(), cpu[0].tensor(), 1e-4);
+  const auto gc = cpu[1].flatten(), gd = dev[1].flatten();
+  for (size_t i = 0; i < gc.size(); ++i) {
+    EXPECT_EQ(gd[i].device(), npu);
+    expect_close(gd[i], gc[i], 1e-4);
+  }
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // Declined: float64 (the NPU's Var and LayerNorm have none).
+  const Tensor x64 = ops::cast(x, DType::Float64);
+  expect_close(ops::var(x64.to(npu), IntList{2}, false, 0), ops::var(x64, IntList{2}, false, 0), 1e-12);
+  expect_close(ops::layer_norm(x64.to(npu)), ops::layer_norm(x64), 1e-12);
+  EXPECT_EQ(fallback_counts().at("var"), 1);
+  EXPECT_EQ(fallback_counts().at("layer_norm"), 1);
+}
+
+// prod over one, several and all axes runs on the NPU, with its gradient (zeros in a lane included).
+TEST(AscendOps, ProdRunsOnTheNpuWithItsGradient) {
+  use_fake();
+  const Device npu = Device::ascend();
+  Tensor x = randn({2, 3, 4}, 95);
+  x = ops::where(ops::greater(ops::abs(x), scalar(1.5)), zeros_like(x), x);  // a few exact zeros
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::prod(a[0], IntList{2}) * 2.0) + ops::sum(ops::prod(a[0], IntList{0, 2}, true)) +
+           ops::prod(a[0] * 0.9 + 0.5);
+  };
+  const Value cpu = value_and_grad(f, GradPosition({0}))({x});
+  reset_fallback_counts();
+  const Value dev = value_and_grad(f, GradPosition({0}))({x.to(npu)});
+  expect_close(dev[0].tensor(), cpu[0].tensor());
+  expect_close(dev[1].flatten()[0], cpu[1].flatten()[0]);
+  const Tensor i = tensor_i32({1, -2, 3, 4, 5, -6}, {2, 3});
+  EXPECT_EQ(ops::prod(i.to(npu), IntList{1}).to_vector<int32_t>(), ops::prod(i, IntList{1}).to_vector<int32_t>());
+  const Tensor x64 = ops::cast(x, DType::Float64);
+  expect_close(ops::prod(x64.to(npu), IntList{0, 1}), ops::prod(x64, IntList{0, 1}), 1e-12);
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+}
+
+// The optimizer update ops run on the NPU (the learning rate and step count stay there: 0-d float64 tensors) and
+// give the CPU kernels' values to float32 rounding (the CPU computes in float64, the NPU in the parameter's dtype).
+TEST(AscendOptimizer, UpdateOpsRunOnTheNpuAndMatchTheCpu) {
+  use_fake();
+  const Device npu = Device::ascend();
+  for (const DType dt : {DType::Float32, DType::Float64}) {
+    const double tol = dt == DType::Float32 ? 2e-6 : 1e-12;
+    const Tensor w = randn({4, 5}, 50, dt), g = randn({4, 5}, 51, dt), b = randn({4, 5}, 52, dt);
+    const Tensor m = randn({4, 5}, 53, dt), v = ops::square(randn({4, 5}, 54, dt));
+    const Tensor lr = scalar(0.05, DType::Float64);
+    const Tensor wd = w.to(npu), gd = g.to(npu), bd = b.to(npu), md = m.to(npu), vd = v.to(npu);
+    const Tensor lrd = lr.to(npu);
+    reset_fallback_counts();
+    for (const double step : {1.0, 3.0}) {
+      const Tensor t = scalar(step, DType::Float64), td = t.to(npu);
+      for (const double damp : {0.0, 0.25}) {
+        const Attrs a{{"weight_decay", 0.1}, {"momentum", 0.9}, {"dampening", damp}};
+        expect_close(call_op("sgd_buffer", {bd, gd, wd, td}, a), call_op("sgd_buffer", {b, g, w, t}, a), tol);
+      }
+      for (const bool decoupled : {false, true}) {
+        const Attrs am{{"beta1", 0.8}, {"weight_decay", 0.01}, {"decoupled", decoupled}};
+        expect_close(call_op("adam_m", {md, gd, wd}, am), call_op("adam_m", {m, g, w}, am), tol);
+        const Attrs av{{"beta2", 0.99}, {"weight_decay", 0.01}, {"decoupled", decoupled}};
+        expect_close(call_op("adam_v", {vd, gd, wd}, av), call_op("adam_v", {v, g, w}, av), tol);
+        const Attrs as{
+            {"beta1", 0.8}, {"beta2", 0.99}, {"eps", 1e-6}, {"weight_decay", 0.01}, {"decoupled", decoupled}};
+        expect_close(call_op("adam_step", {wd, md, vd, lrd, td}, as), call_op("adam_step", {w, m, v, lr, t}, as), tol);
+      }
+      // beta1 = 0 (beta1^t = 0), and a host learning rate, which moves to the NPU as a 0-d tensor does
+      const Attrs as0{{"beta1", 0.0}, {"beta2", 0.999}};
+      expect_close(call_op("adam_step", {wd, md, vd, lr, td}, as0), call_op("adam_step", {w, m, v, lr, t}, as0), tol);
+    }
+    for (const bool nesterov : {false, true}) {
+      const Attrs a{{"weight_decay", 0.1}, {"momentum", 0.9}, {"nesterov", nesterov}};
+      expect_close(call_op("sgd_step", {wd, gd, lrd, bd}, a), call_op("sgd_step", {w, g, lr, b}, a), tol);
+    }
+    expect_close(call_op("sgd_step", {wd, gd, lrd, Tensor()}, {}), call_op("sgd_step", {w, g, lr, Tensor()}, {}), tol);
+    EXPECT_EQ(call_op("sgd_step", {wd, gd, lrd, Tensor()}, {}).device(), npu);
+    EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  }
+  // An empty parameter is declined: the CPU kernel runs, counted.
+  const Tensor e = zeros({0, 3}).to(npu);
+  EXPECT_EQ(call_op("sgd_step", {e, e, scalar(0.1, DType::Float64), Tensor()}, {}).shape(), (Shape{0, 3}));
+  EXPECT_EQ(fallback_counts().at("sgd_step"), 1);
+}
+
+// Training with each optimizer on the NPU gives the CPU's parameters, and no update op falls back.
+TEST(AscendOptimizer, OptimizersTrainOnTheNpuAsOnTheCpu) {
+  use_fake();
+  auto run = [](Device dev, int which) {
+    set_context({.device = dev});  // (the optimizer's state is made on the context's device)
+    std::vector<Parameter> params{Parameter(randn({6, 3}, 60).to(dev), "w"), Parameter(randn({3}, 61).to(dev), "b")};
+    std::unique_ptr<optim::Optimizer> opt;
+    switch (which) {
+      case 0: opt = std::make_unique<optim::SGD>(params, 0.05, 0.9, 0.1, false, 0.01); break;
+      case 1: opt = std::make_unique<optim::SGD>(params, 0.05, 0.9, 0.0, true, 0.01); break;
+      case 2: opt = std::make_unique<optim::Adam>(params, 0.02, std::pair{0.9, 0.99}, 1e-8, 0.01); break;
+      default: opt = std::make_unique<optim::AdamW>(params, 0.02); break;
+    }
+    const Tensor x = randn({8, 6}, 62).to(dev), y = randn({8, 3}, 63).to(dev);
+    const Fn loss = [&](const std::vector<Tensor>& p) -> Value {
+      return ops::mean(ops::square(ops::matmul(x, p[0]) + p[1] - y));
+    };
+    for (int i = 0; i < 5; ++i) opt->step(grad(loss, GradPosition({0, 1}))({params[0], params[1]}).flatten());
+    set_context({});
+    return std::vector<Tensor>{params[0], params[1]};
+  };
+  for (int which = 0; which < 4; ++which) {
+    const std::vector<Tensor> cpu = run(Device::cpu(), which);
+    reset_fallback_counts();
+    const std::vector<Tensor> dev = run(Device::ascend(), which);
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(dev[i].device(), Device::ascend());
+      expect_close(dev[i], cpu[i], 1e-5);
+    }
+    for (const char* op : {"sgd_buffer", "sgd_step", "adam_m", "adam_v", "adam_step"}) {
+      EXPECT_EQ(fallback_counts().count(op), 0u) << op << " fell back to the CPU (optimizer " << which << ")";
+    }
+  }
 }
 
 }  // namespace

@@ -1623,6 +1623,218 @@ TEST_F(Fake, MoreElementwiseFunctions) {
   EXPECT_EQ(recent(), "aclnnSin: self dtype INT32 is not supported (supported: FLOAT, FLOAT16, DOUBLE, BFLOAT16)");
 }
 
+TEST_F(Fake, TanLeakyReluEluAndClamp) {
+  aclTensor* a = tf({2, 3}, {-2, -0.5f, 0, 0.5f, 1, NAN});
+  aclTensor* o = ef({2, 3});
+  ASSERT_EQ(RUN(Tan, a, o), ACLNN_SUCCESS) << recent();
+  const std::vector<float> t = gf(o);
+  expect_near({t.begin(), t.begin() + 5}, {std::tan(-2.0), std::tan(-0.5), 0, std::tan(0.5), std::tan(1.0)}, 1e-6,
+              "tan");
+  EXPECT_TRUE(std::isnan(t[5]));
+  aclTensor* d = tensor<double>({2}, {0.25, -1}, ACL_DOUBLE);
+  aclTensor* od = empty({2}, ACL_DOUBLE, 8);
+  ASSERT_EQ(RUN(Tan, d, od), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<double>(od), (std::vector<double>{std::tan(0.25), std::tan(-1.0)}));
+  // leaky relu: slope 0.1 below 0 (0 stays 0), NaN stays NaN
+  ASSERT_EQ(RUN(LeakyRelu, a, sf(0.1f), o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {-0.2f, -0.05f, 0, 0.5f, 1, NAN}, "leaky relu");
+  EXPECT_EQ(RUN(LeakyRelu, d, sf(0.1f), od), ACLNN_ERR_PARAM_INVALID);  // no DOUBLE on the NPU
+  EXPECT_NE(recent().find("aclnnLeakyRelu: self dtype DOUBLE is not supported"), std::string::npos) << recent();
+  EXPECT_EQ(RUN(LeakyRelu, a, static_cast<aclScalar*>(nullptr), o), ACLNN_ERR_PARAM_NULLPTR);
+  // elu: scale x above 0, alpha scale (e^(inputScale x) - 1) elsewhere
+  ASSERT_EQ(RUN(Elu, a, sf(1.5f), sf(1), sf(1), o), ACLNN_SUCCESS) << recent();
+  const std::vector<float> e = gf(o);
+  expect_near({e.begin(), e.begin() + 5}, {1.5 * std::expm1(-2.0), 1.5 * std::expm1(-0.5), 0, 0.5, 1}, 1e-6, "elu");
+  EXPECT_TRUE(std::isnan(e[5]));
+  ASSERT_EQ(RUN(Elu, a, sf(1), sf(2), sf(0.5f), o), ACLNN_SUCCESS) << recent();
+  EXPECT_NEAR(gf(o)[0], 2 * std::expm1(-1.0), 1e-6);
+  EXPECT_EQ(gf(o)[3], 1.0f);
+  // clamp: max(min(x, max), min); a bound may be absent; NaN stays NaN
+  ASSERT_EQ(RUN(Clamp, a, sf(-1), sf(0.75f), o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {-1, -0.5f, 0, 0.5f, 0.75f, NAN}, "clamp");
+  ASSERT_EQ(RUN(Clamp, a, static_cast<aclScalar*>(nullptr), sf(0.25f), o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {-2, -0.5f, 0, 0.25f, 0.25f, NAN}, "clamp max only");
+  ASSERT_EQ(RUN(Clamp, a, sd(0.25), static_cast<aclScalar*>(nullptr), o), ACLNN_SUCCESS) << recent();
+  expect_same(gf(o), {0.25f, 0.25f, 0.25f, 0.5f, 1, NAN}, "clamp min only");
+  ASSERT_EQ(RUN(Clamp, a, sf(1), sf(-1), o), ACLNN_SUCCESS) << recent();  // min > max: min everywhere (CANN's formula)
+  expect_same(gf(o), {1, 1, 1, 1, 1, NAN}, "clamp min > max");
+  aclTensor* i = tensor<int32_t>({4}, {-5, 0, 3, 9}, ACL_INT32);
+  aclTensor* oi = empty({4}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Clamp, i, si(-2), sf(4), oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{-2, 0, 3, 4}));
+  EXPECT_EQ(RUN(Clamp, i, sf(0.5f), sf(4), oi), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnClamp: clipValueMin 0.500000 must be an integer for INT32 self");
+  EXPECT_EQ(RUN(Clamp, a, static_cast<aclScalar*>(nullptr), static_cast<aclScalar*>(nullptr), o),
+            ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(recent(), "aclnnClamp: clipValueMin and clipValueMax are both nullptr");
+}
+
+TEST_F(Fake, FlipReversesTheGivenDims) {
+  aclTensor* a = tf({2, 3}, {1, 2, 3, 4, 5, 6});
+  aclTensor* o = ef({2, 3});
+  ASSERT_EQ(RUN(Flip, a, ia({1}), o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{3, 2, 1, 6, 5, 4}));
+  ASSERT_EQ(RUN(Flip, a, ia({0}), o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{4, 5, 6, 1, 2, 3}));
+  ASSERT_EQ(RUN(Flip, a, ia({-1, 0}), o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{6, 5, 4, 3, 2, 1}));
+  ASSERT_EQ(RUN(Flip, a, ia({}), o), ACLNN_SUCCESS) << recent();  // no dims: a copy
+  EXPECT_EQ(gf(o), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  const std::vector<float> x = randf(24, 90);
+  aclTensor* t = tf({2, 3, 4}, x);
+  aclTensor* ot = ef({2, 3, 4});
+  ASSERT_EQ(RUN(Flip, t, ia({0, 2}), ot), ACLNN_SUCCESS) << recent();
+  std::vector<float> w;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) w.push_back(x[((1 - i) * 3 + j) * 4 + (3 - k)]);
+  EXPECT_EQ(gf(ot), w);
+  aclTensor* b = tensor<int32_t>({3}, {7, 8, 9}, ACL_INT32);
+  aclTensor* ob = empty({3}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Flip, b, ia({0}), ob), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(ob), (std::vector<int32_t>{9, 8, 7}));
+  EXPECT_EQ(RUN(Flip, a, ia({1, -1}), o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnFlip: dims [1, -1] names dimension 1 twice");
+  EXPECT_EQ(RUN(Flip, a, ia({2}), o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(RUN(Flip, a, ia({0}), ef({3, 2})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnFlip: out shape [3, 2] should be [2, 3]");
+}
+
+TEST_F(Fake, StackRepeatAndConstantPadNd) {
+  aclTensor* a = tf({2, 2}, {1, 2, 3, 4});
+  aclTensor* b = tf({2, 2}, {5, 6, 7, 8});
+  aclTensor* o0 = ef({2, 2, 2});
+  ASSERT_EQ(RUN(Stack, tl({a, b}), int64_t{0}, o0), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o0), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  aclTensor* o2 = ef({2, 2, 2});
+  ASSERT_EQ(RUN(Stack, tl({tf({2, 2}, {1, 2, 3, 4}), tf({2, 2}, {5, 6, 7, 8})}), int64_t{-1}, o2), ACLNN_SUCCESS)
+      << recent();
+  EXPECT_EQ(gf(o2), (std::vector<float>{1, 5, 2, 6, 3, 7, 4, 8}));
+  aclTensor* o1 = ef({2, 3, 2});
+  ASSERT_EQ(RUN(Stack, tl({tf({2, 2}, {1, 2, 3, 4}), tf({2, 2}, {5, 6, 7, 8}), tf({2, 2}, {9, 10, 11, 12})}),
+                int64_t{1}, o1),
+            ACLNN_SUCCESS)
+      << recent();
+  EXPECT_EQ(gf(o1), (std::vector<float>{1, 2, 5, 6, 9, 10, 3, 4, 7, 8, 11, 12}));
+  EXPECT_EQ(RUN(Stack, tl({tf({2}, {1, 2}), tf({3}, {1, 2, 3})}), int64_t{0}, ef({2, 2})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnStack: tensors[1] shape [3] differs from tensors[0] shape [2]");
+  EXPECT_EQ(RUN(Stack, tl({tf({2}, {1, 2})}), int64_t{2}, ef({1, 2})), ACLNN_ERR_PARAM_INVALID);
+  // repeat: [[1, 2], [3, 4]] twice down, three times across; more repeats than dimensions add leading ones
+  aclTensor* r = ef({4, 6});
+  ASSERT_EQ(RUN(Repeat, tf({2, 2}, {1, 2, 3, 4}), ia({2, 3}), r), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(r), (std::vector<float>{1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4, 1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}));
+  aclTensor* r3 = empty({2, 1, 4}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Repeat, tensor<int32_t>({2}, {7, 8}, ACL_INT32), ia({2, 1, 2}), r3), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(r3), (std::vector<int32_t>{7, 8, 7, 8, 7, 8, 7, 8}));
+  EXPECT_EQ(RUN(Repeat, tf({2, 2}, {1, 2, 3, 4}), ia({2}), ef({4, 2})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnRepeat: repeats [2] has fewer entries than self [2, 2] has dimensions");
+  // constant padding: pairs from the last dimension; negative entries crop
+  aclTensor* x = tf({2, 3}, {1, 2, 3, 4, 5, 6});
+  aclTensor* p = ef({3, 6});
+  ASSERT_EQ(RUN(ConstantPadNd, x, ia({1, 2, 0, 1}), sf(-1), p), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(p), (std::vector<float>{-1, 1, 2, 3, -1, -1, -1, 4, 5, 6, -1, -1, -1, -1, -1, -1, -1, -1}));
+  aclTensor* p1 = ef({2, 4});
+  ASSERT_EQ(RUN(ConstantPadNd, x, ia({2, -1}), sd(0.5), p1), ACLNN_SUCCESS) << recent();  // the last dim only
+  EXPECT_EQ(gf(p1), (std::vector<float>{0.5f, 0.5f, 1, 2, 0.5f, 0.5f, 4, 5}));
+  aclTensor* pi = empty({4}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(ConstantPadNd, tensor<int32_t>({2}, {3, 4}, ACL_INT32), ia({0, 2}), si(9), pi), ACLNN_SUCCESS)
+      << recent();
+  EXPECT_EQ(get<int32_t>(pi), (std::vector<int32_t>{3, 4, 9, 9}));
+  EXPECT_EQ(RUN(ConstantPadNd, x, ia({1}), sf(0), p), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnConstantPadNd: pad [1] must have an even length of at most twice self's rank 2");
+  EXPECT_EQ(RUN(ConstantPadNd, x, ia({1, 1}), sf(0), ef({2, 4})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnConstantPadNd: out shape [2, 4] should be [2, 5]");
+}
+
+TEST_F(Fake, LogSumExpIsStable) {
+  aclTensor* a = tf({2, 3}, {1, 2, 3, 1000, 1000, -INFINITY});
+  aclTensor* o = ef({2});
+  ASSERT_EQ(RUN(LogSumExp, a, ia({1}), false, o), ACLNN_SUCCESS) << recent();
+  expect_near(gf(o), {3 + std::log(std::exp(-2.0) + std::exp(-1.0) + 1), 1000 + std::log(2.0)}, 1e-6, "logsumexp");
+  aclTensor* ok = ef({1, 3});
+  ASSERT_EQ(RUN(LogSumExp, a, ia({0}), true, ok), ACLNN_SUCCESS) << recent();
+  expect_near(gf(ok), {1000, 1000, 3}, 1e-6, "logsumexp keepDim");
+  aclTensor* s = tf({2, 2}, {-INFINITY, -INFINITY, INFINITY, NAN});
+  aclTensor* os = ef({2});
+  ASSERT_EQ(RUN(LogSumExp, s, ia({-1}), false, os), ACLNN_SUCCESS) << recent();
+  const std::vector<float> r = gf(os);
+  EXPECT_EQ(r[0], -INFINITY);
+  EXPECT_TRUE(std::isnan(r[1]));
+  aclTensor* all = ef({});
+  ASSERT_EQ(RUN(LogSumExp, tf({2}, {0, 0}), ia({0}), false, all), ACLNN_SUCCESS) << recent();
+  EXPECT_NEAR(gf(all)[0], std::log(2.0), 1e-6);
+  EXPECT_EQ(RUN(LogSumExp, a, ia({1, 1}), false, o), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(RUN(LogSumExp, tensor<double>({2}, {0, 0}, ACL_DOUBLE), ia({0}), false, empty({}, ACL_DOUBLE, 8)),
+            ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST_F(Fake, VarStdAndLayerNorm) {
+  // rows {1, 2, 3, 6} and {2, 2, 2, 2}: mean 3 and 2, squared deviations 14 and 0
+  aclTensor* a = tf({2, 4}, {1, 2, 3, 6, 2, 2, 2, 2});
+  aclTensor* o = ef({2});
+  ASSERT_EQ(RUN(Var, a, ia({1}), true, false, o), ACLNN_SUCCESS) << recent();
+  expect_near(gf(o), {14.0 / 3, 0}, 1e-6, "var unbiased");
+  ASSERT_EQ(RUN(Var, a, ia({-1}), false, false, o), ACLNN_SUCCESS) << recent();
+  expect_near(gf(o), {14.0 / 4, 0}, 1e-6, "var biased");
+  ASSERT_EQ(RUN(Std, a, ia({1}), int64_t{2}, false, o), ACLNN_SUCCESS) << recent();
+  expect_near(gf(o), {std::sqrt(14.0 / 2), 0}, 1e-6, "std correction 2");
+  aclTensor* ok = ef({1, 4});
+  ASSERT_EQ(RUN(Var, a, ia({0}), true, true, ok), ACLNN_SUCCESS) << recent();
+  expect_near(gf(ok), {0.5, 0, 0.5, 8}, 1e-6, "var over dim 0, keepdim");
+  aclTensor* all = ef({});
+  ASSERT_EQ(RUN(Std, a, ia({0, 1}), int64_t{0}, false, all), ACLNN_SUCCESS) << recent();
+  EXPECT_NEAR(gf(all)[0], std::sqrt(16.0 / 8), 1e-6);  // mean 2.5: squared deviations 2.25 0.25 0.25 12.25, 4 x 0.25
+  ASSERT_EQ(RUN(Std, a, ia({1}), int64_t{4}, false, o), ACLNN_SUCCESS) << recent();  // N - correction = 0
+  EXPECT_EQ(gf(o)[0], INFINITY);
+  EXPECT_TRUE(std::isnan(gf(o)[1]));  // 0 / 0
+  EXPECT_EQ(RUN(Var, a, ia({1}), true, false, ef({2, 1})), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnVar: out shape [2, 1] should be [2]");
+  // layer norm over the last dimension, with weight and bias, mean and rstd out
+  aclTensor* y = ef({2, 4});
+  aclTensor* w = tf({4}, {1, 2, 1, 0.5f});
+  aclTensor* b = tf({4}, {0, 0, 1, 0});
+  aclTensor* m = ef({2, 1});
+  aclTensor* r = ef({2, 1});
+  ASSERT_EQ(RUN(LayerNorm, a, ia({4}), w, b, 1e-5, y, m, r), ACLNN_SUCCESS) << recent();
+  const double rs = 1 / std::sqrt(3.5 + 1e-5), rs2 = 1 / std::sqrt(1e-5);
+  expect_near(gf(y), {-2 * rs, -1 * rs * 2, 0 * rs + 1, 3 * rs * 0.5, 0, 0, 1, 0}, 1e-5, "layer norm");
+  expect_near(gf(m), {3, 2}, 1e-6, "layer norm mean");
+  expect_near(gf(r), {rs, rs2}, 1e-5, "layer norm rstd");
+  // over both dimensions, without weight, bias or statistics
+  aclTensor* y2 = ef({2, 4});
+  ASSERT_EQ(RUN(LayerNorm, a, ia({2, 4}), static_cast<aclTensor*>(nullptr), static_cast<aclTensor*>(nullptr), 0.0, y2,
+                static_cast<aclTensor*>(nullptr), static_cast<aclTensor*>(nullptr)),
+            ACLNN_SUCCESS)
+      << recent();
+  const double sd = std::sqrt(16.0 / 8);
+  expect_near(gf(y2), {-1.5 / sd, -0.5 / sd, 0.5 / sd, 3.5 / sd, -0.5 / sd, -0.5 / sd, -0.5 / sd, -0.5 / sd}, 1e-6,
+              "layer norm over all");
+  EXPECT_EQ(RUN(LayerNorm, a, ia({2}), w, b, 1e-5, y, m, r), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnLayerNorm: normalizedShape [2] is not the trailing dimensions of input [2, 4]");
+  EXPECT_EQ(RUN(LayerNorm, a, ia({4}), tf({2}, {1, 1}), b, 1e-5, y, m, r), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnLayerNorm: weightOptional shape [2] should be [4]");
+}
+
+TEST_F(Fake, ProdAndProdDim) {
+  aclTensor* a = tf({2, 3}, {1, 2, 3, -1, 0.5f, 4});
+  aclTensor* all = ef({});
+  ASSERT_EQ(RUN(Prod, a, ACL_FLOAT, all), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(all), (std::vector<float>{-12}));
+  aclTensor* rows = ef({2});
+  ASSERT_EQ(RUN(ProdDim, a, int64_t{1}, false, ACL_FLOAT, rows), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(rows), (std::vector<float>{6, -2}));
+  aclTensor* cols = ef({1, 3});
+  ASSERT_EQ(RUN(ProdDim, a, int64_t{-2}, true, ACL_FLOAT, cols), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(cols), (std::vector<float>{-1, 1, 12}));
+  aclTensor* i = tensor<int32_t>({3}, {65536, 65536, 3}, ACL_INT32);  // 2^32 * 3 wraps to 0
+  aclTensor* oi = empty({}, ACL_INT32, 4);
+  ASSERT_EQ(RUN(Prod, i, ACL_INT32, oi), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<int32_t>(oi), (std::vector<int32_t>{0}));
+  EXPECT_EQ(RUN(Prod, a, ACL_DOUBLE, empty({}, ACL_DOUBLE, 8)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnProd: dtype DOUBLE differs from self's FLOAT (the fake does not cast)");
+  EXPECT_EQ(RUN(ProdDim, a, int64_t{2}, false, ACL_FLOAT, rows), ACLNN_ERR_PARAM_INVALID);
+}
+
 TEST_F(Fake, MaximumMinimumPropagateNaN) {
   aclTensor* a = tf({2, 3}, {1, NAN, -3, 4, 5, -INFINITY});
   aclTensor* b = tf({3}, {2, 0, NAN});

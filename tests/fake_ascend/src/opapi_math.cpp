@@ -1,4 +1,5 @@
-// libopapi.so (fake), part 1: elementwise arithmetic, unary functions, maximum/minimum, comparisons, where, activation
+// libopapi.so (fake), part 1: elementwise arithmetic, unary functions (Tan, LeakyRelu, Elu, Clamp among them),
+// LogSumExp, Var, Std, Prod, maximum/minimum, comparisons, where, activation
 // gradients, reductions (sum, mean, amax, amin, argmax), casts and copies, matmul.
 #include <algorithm>
 
@@ -137,7 +138,8 @@ enum class Un {
   Round,
   GeluTanh,  // aclnnGelu, aclnnGeluV2 approximate 1: CANN's formula
   GeluErf,   // aclnnGeluV2 approximate 0 (torch's default "none")
-  Silu
+  Silu,
+  Tan
 };
 
 template <class T>
@@ -174,6 +176,7 @@ T un_apply(Un k, T x) {
       case Un::GeluTanh: return T(0.5) * x * (1 + std::tanh(std::sqrt(T(2) / T(M_PI)) * (x + T(0.044715) * x * x * x)));
       case Un::GeluErf: return T(0.5) * x * (1 + std::erf(x / std::sqrt(T(2))));
       case Un::Silu: return x / (1 + std::exp(-x));
+      case Un::Tan: return std::tan(x);
     }
     return 0;
   }
@@ -237,6 +240,97 @@ aclnnStatus softplus(const aclTensor* self, const aclScalar* beta_s, const aclSc
     std::vector<double> x = load<double>(a);
     for (double& v : x) v = v * b > t ? v : std::log1p(std::exp(b * v)) / b;  // linear above the threshold, as torch
     store(o, x);
+  });
+}
+
+// out = self > 0 ? self : negativeSlope self (CANN: max(0, self) + negativeSlope min(0, self); NaN stays NaN).
+aclnnStatus leaky_relu(const aclTensor* self, const aclScalar* slope_s, aclTensor* out, uint64_t* ws,
+                       aclOpExecutor** ex) {
+  Op op("aclnnLeakyRelu", ws, ex);
+  TDesc a, o;
+  ScalarValue slope;
+  op.tensor(self, "self", &a, false);
+  op.scalar(slope_s, "negativeSlope", &slope);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.shape_is("out", o, a.shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const double k = slope.as<double>();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    std::vector<double> x = load<double>(a);
+    for (double& v : x) v = v > 0 ? v : k * v;
+    store(o, x);
+  });
+}
+
+// out = self > 0 ? scale self : alpha scale (exp(inputScale self) - 1), the formula CANN documents for aclnnElu.
+aclnnStatus elu(const aclTensor* self, const aclScalar* alpha_s, const aclScalar* scale_s,
+                const aclScalar* input_scale_s, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnElu", ws, ex);
+  TDesc a, o;
+  ScalarValue alpha, scale, input_scale;
+  op.tensor(self, "self", &a, false);
+  op.scalar(alpha_s, "alpha", &alpha);
+  op.scalar(scale_s, "scale", &scale);
+  op.scalar(input_scale_s, "inputScale", &input_scale);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.shape_is("out", o, a.shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const double al = alpha.as<double>(), sc = scale.as<double>(), is = input_scale.as<double>();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    std::vector<double> x = load<double>(a);
+    for (double& v : x) v = v > 0 ? sc * v : al * sc * std::expm1(is * v);
+    store(o, x);
+  });
+}
+
+// out = max(min(self, max), min) with either bound absent (nullptr), the formula CANN documents: with min > max
+// every element is min (torch.clamp gives max). NaN stays NaN. An integer self takes integral bounds only.
+aclnnStatus clamp(const aclTensor* self, const aclScalar* min_s, const aclScalar* max_s, aclTensor* out,
+                  uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnClamp", ws, ex);
+  TDesc a, o;
+  ScalarValue lo, hi;
+  op.tensor(self, "self", &a, false);
+  if (min_s) op.scalar(min_s, "clipValueMin", &lo);
+  if (max_s) op.scalar(max_s, "clipValueMax", &hi);
+  if (!op.status() && !min_s && !max_s) {
+    op.fail(ACLNN_ERR_PARAM_NULLPTR, "clipValueMin and clipValueMax are both nullptr");
+  }
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64},
+           "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, UINT8, INT16, INT32, INT64");
+  const auto integral = [&](bool given, const ScalarValue& v, const char* name) {
+    if (!given || is_floating(a.dtype) || !v.floating) return;
+    op.check(v.f == std::trunc(v.f), std::string(name) + " " + std::to_string(v.f) + " must be an integer for " +
+                                         dtype_name(a.dtype) + " self");
+  };
+  integral(min_s != nullptr, lo, "clipValueMin");
+  integral(max_s != nullptr, hi, "clipValueMax");
+  op.shape_is("out", o, a.shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const bool has_lo = min_s != nullptr, has_hi = max_s != nullptr;
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    if (is_floating(a.dtype)) {
+      std::vector<double> x = load<double>(a);
+      for (double& v : x) {
+        if (std::isnan(v)) continue;
+        if (has_hi) v = std::min(v, hi.as<double>());
+        if (has_lo) v = std::max(v, lo.as<double>());
+      }
+      store(o, x);
+    } else {
+      std::vector<int64_t> x = load<int64_t>(a);
+      for (int64_t& v : x) {
+        if (has_hi) v = std::min(v, hi.as<int64_t>());
+        if (has_lo) v = std::max(v, lo.as<int64_t>());
+      }
+      store(o, x);
+    }
   });
 }
 
@@ -550,6 +644,117 @@ aclnnStatus reduce(const char* name, bool mean, const aclTensor* self, const acl
   });
 }
 
+// LogSumExp: log(sum(exp(x))) over `dim` (empty: every axis), computed as m + log(sum(exp(x - m))) with m the
+// slice's maximum (m = 0 when it is not finite: all -inf gives -inf, a +inf gives +inf, NaN stays NaN).
+aclnnStatus log_sum_exp(const aclTensor* self, const aclIntArray* dim, bool keep, aclTensor* out, uint64_t* ws,
+                        aclOpExecutor** ex) {
+  Op op("aclnnLogSumExp", ws, ex);
+  TDesc a, o;
+  std::vector<int64_t> dims;
+  op.tensor(self, "self", &a, false);
+  op.int_array(dim, "dim", &dims);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, {ACL_FLOAT}, "FLOAT, FLOAT16, BFLOAT16, INT32, INT64, INT16, INT8, UINT8, BOOL");
+  if (op.status()) return op.status();
+  std::vector<bool> reduced;
+  Shape shape;
+  if (!reduced_axes(op, dims, a.shape, keep, &reduced, &shape)) return op.status();
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const int64_t n_out = numel_of(shape);
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    const std::vector<double> x = load<double>(a);
+    const std::vector<int64_t> to = reduce_targets(a.shape, reduced);
+    std::vector<double> m(static_cast<size_t>(n_out), -INFINITY), sum(m.size(), 0.0);
+    for (size_t i = 0; i < x.size(); ++i) {
+      double& mi = m[to[i]];
+      mi = std::isnan(x[i]) || std::isnan(mi) ? NAN : std::max(mi, x[i]);
+    }
+    for (double& v : m) v = std::isfinite(v) ? v : 0.0;
+    for (size_t i = 0; i < x.size(); ++i) sum[to[i]] += std::exp(x[i] - m[to[i]]);
+    for (size_t k = 0; k < sum.size(); ++k) sum[k] = m[k] + std::log(sum[k]);
+    store(o, sum);
+  });
+}
+
+// Var / Std over `dim` (empty: every axis): sum((x - mean)^2) / max(0, N - correction), Std its square root
+// (N - correction <= 0 gives inf, or NaN for 0 / 0, as the formula does).
+aclnnStatus variance(const char* name, bool root, const aclTensor* self, const aclIntArray* dim, int64_t correction,
+                     bool keep, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  Op op(name, ws, ex);
+  TDesc a, o;
+  std::vector<int64_t> dims;
+  op.tensor(self, "self", &a, false);
+  op.int_array(dim, "dim", &dims);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  if (op.status()) return op.status();
+  std::vector<bool> reduced;
+  Shape shape;
+  if (!reduced_axes(op, dims, a.shape, keep, &reduced, &shape)) return op.status();
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  const int64_t n_out = numel_of(shape), count = n_out ? a.numel() / n_out : 0;
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    const std::vector<double> x = load<double>(a);
+    const std::vector<int64_t> to = reduce_targets(a.shape, reduced);
+    std::vector<double> mean(static_cast<size_t>(n_out), 0.0), q(mean.size(), 0.0);
+    for (size_t i = 0; i < x.size(); ++i) mean[to[i]] += x[i];
+    for (double& v : mean) v /= static_cast<double>(count);
+    for (size_t i = 0; i < x.size(); ++i) q[to[i]] += (x[i] - mean[to[i]]) * (x[i] - mean[to[i]]);
+    const double denom = static_cast<double>(std::max<int64_t>(0, count - correction));
+    for (double& v : q) v = root ? std::sqrt(v / denom) : v / denom;
+    store(o, q);
+  });
+}
+
+// Prod over every element (all: ProdDim's dim ignored, a 0-d out) or over `dim`; `dtype` is out's, and here
+// self's too (the fake casts nothing). Integers wrap.
+aclnnStatus product(const char* name, bool all, const aclTensor* self, int64_t dim, bool keep, aclDataType dtype,
+                    aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  Op op(name, ws, ex);
+  TDesc a, o;
+  op.tensor(self, "self", &a, false);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, FA_MINMAX_TYPES, "FLOAT16, FLOAT, DOUBLE, INT8, UINT8, INT16, INT32, INT64, BOOL");
+  op.check(dtype == a.dtype, std::string("dtype ") + dtype_name(dtype) + " differs from self's " + dtype_name(a.dtype) +
+                                 " (the fake does not cast)");
+  if (op.status()) return op.status();
+  std::vector<bool> reduced(a.ndim(), all);
+  Shape shape;
+  if (!all) {
+    int64_t ax = 0;
+    if (!op.axis("dim", dim, a.ndim(), &ax)) return op.status();
+    if (a.ndim()) reduced[ax] = true;
+    for (size_t i = 0; i < a.ndim(); ++i) {
+      if (!reduced[i])
+        shape.push_back(a.shape[i]);
+      else if (keep)
+        shape.push_back(1);
+    }
+  }
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, dtype);
+  if (op.status()) return op.status();
+  const int64_t n_out = numel_of(shape);
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    const std::vector<int64_t> to = reduce_targets(a.shape, reduced);
+    if (is_floating(a.dtype)) {
+      const std::vector<double> x = load<double>(a);
+      std::vector<double> r(static_cast<size_t>(n_out), 1.0);
+      for (size_t i = 0; i < x.size(); ++i) r[to[i]] *= x[i];
+      store(o, r);
+    } else {
+      const std::vector<int64_t> x = load<int64_t>(a);
+      std::vector<int64_t> r(static_cast<size_t>(n_out), 1);
+      for (size_t i = 0; i < x.size(); ++i) r[to[i]] = static_cast<int64_t>(uint64_t(r[to[i]]) * uint64_t(x[i]));
+      store(o, r);
+    }
+  });
+}
+
 // ---- matmul ----
 
 aclnnStatus check_cube_math(Op& op, int8_t cube) {
@@ -796,7 +1001,44 @@ FA_UNARY_OP(Ceil, Un::Ceil, FA_FLOAT_TYPES, kCannFloat)
 FA_UNARY_OP(Round, Un::Round, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT32, INT64")
 FA_UNARY_OP(Gelu, Un::GeluTanh, {ACL_FLOAT}, kCannCube)  // CANN documents the tanh form for aclnnGelu
 FA_UNARY_OP(Silu, Un::Silu, {ACL_FLOAT}, kCannCube)
+FA_UNARY_OP(Tan, Un::Tan, FA_FLOAT_TYPES, kCannFloat)
 #undef FA_UNARY_OP
+
+FA_EXPORT aclnnStatus aclnnLogSumExpGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
+                                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return log_sum_exp(self, dim, keepDim, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnVarGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool unbiased,
+                                               bool keepdim, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return variance("aclnnVar", false, self, dim, unbiased ? 1 : 0, keepdim, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnStdGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, const int64_t correction,
+                                               bool keepdim, aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return variance("aclnnStd", true, self, dim, correction, keepdim, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnProdGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out,
+                                                uint64_t* ws, aclOpExecutor** ex) {
+  return product("aclnnProd", true, self, 0, false, dtype, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnProdDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepDim,
+                                                   const aclDataType dtype, aclTensor* out, uint64_t* ws,
+                                                   aclOpExecutor** ex) {
+  return product("aclnnProdDim", false, self, dim, keepDim, dtype, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnLeakyReluGetWorkspaceSize(const aclTensor* self, const aclScalar* negativeSlope,
+                                                     aclTensor* out, uint64_t* ws, aclOpExecutor** ex) {
+  return leaky_relu(self, negativeSlope, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnEluGetWorkspaceSize(const aclTensor* self, const aclScalar* alpha, const aclScalar* scale,
+                                               const aclScalar* inputScale, aclTensor* out, uint64_t* ws,
+                                               aclOpExecutor** ex) {
+  return elu(self, alpha, scale, inputScale, out, ws, ex);
+}
+FA_EXPORT aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
+                                                 const aclScalar* clipValueMax, aclTensor* out, uint64_t* ws,
+                                                 aclOpExecutor** ex) {
+  return clamp(self, clipValueMin, clipValueMax, out, ws, ex);
+}
 
 FA_EXPORT aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, uint64_t* ws,
                                                   aclOpExecutor** ex) {
@@ -993,6 +1235,15 @@ FAKE_ACLNN_LAUNCH_FN(Round)
 FAKE_ACLNN_LAUNCH_FN(Gelu)
 FAKE_ACLNN_LAUNCH_FN(GeluV2)
 FAKE_ACLNN_LAUNCH_FN(Silu)
+FAKE_ACLNN_LAUNCH_FN(Tan)
+FAKE_ACLNN_LAUNCH_FN(LeakyRelu)
+FAKE_ACLNN_LAUNCH_FN(Elu)
+FAKE_ACLNN_LAUNCH_FN(Clamp)
+FAKE_ACLNN_LAUNCH_FN(LogSumExp)
+FAKE_ACLNN_LAUNCH_FN(Var)
+FAKE_ACLNN_LAUNCH_FN(Std)
+FAKE_ACLNN_LAUNCH_FN(Prod)
+FAKE_ACLNN_LAUNCH_FN(ProdDim)
 FAKE_ACLNN_LAUNCH_FN(Softplus)
 FAKE_ACLNN_LAUNCH_FN(Maximum)
 FAKE_ACLNN_LAUNCH_FN(Minimum)

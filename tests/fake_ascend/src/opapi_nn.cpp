@@ -1,5 +1,6 @@
 // libopapi.so (fake), part 2: softmax and log-softmax, NLL loss, 2-D convolution, max and average pooling, batch
-// norm — each with its backward. Computed in double on the host from the "device" heap, stored in the output's dtype.
+// norm — each with its backward — and layer norm (forward). Computed in double on the host from the "device" heap,
+// stored in the output's dtype.
 #include <algorithm>
 
 #include "opapi_common.h"
@@ -734,6 +735,62 @@ FA_EXPORT aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, con
   });
 }
 
+// LayerNorm over the trailing dimensions `normalizedShape` of input: out = (x - mean) rstd weight + bias with the
+// biased variance, rstd = 1 / sqrt(var + eps); weight and bias (optional) have the shape normalizedShape; meanOut and
+// rstdOut (optional) have input's shape with the normalised dimensions 1.
+FA_EXPORT aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape,
+                                                     const aclTensor* weightOptional, const aclTensor* biasOptional,
+                                                     double eps, aclTensor* out, aclTensor* meanOutOptional,
+                                                     aclTensor* rstdOutOptional, uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnLayerNorm", ws, ex);
+  TDesc x, w, b, o, m, r;
+  std::vector<int64_t> norm;
+  op.tensor(input, "input", &x, false);
+  op.int_array(normalizedShape, "normalizedShape", &norm);
+  op.tensor(weightOptional, "weightOptional", &w, false, true);
+  op.tensor(biasOptional, "biasOptional", &b, false, true);
+  op.tensor(out, "out", &o, true);
+  op.tensor(meanOutOptional, "meanOutOptional", &m, true, true);
+  op.tensor(rstdOutOptional, "rstdOutOptional", &r, true, true);
+  op.dtype("input", x.dtype, {ACL_FLOAT}, kCannCube);
+  if (op.status()) return op.status();
+  const size_t k = norm.size(), rank = x.ndim();
+  if (!op.check(k >= 1 && k <= rank && Shape(x.shape.end() - k, x.shape.end()) == norm,
+                "normalizedShape " + shape_str(norm) + " is not the trailing dimensions of input " +
+                    shape_str(x.shape))) {
+    return op.status();
+  }
+  Shape stat = x.shape;
+  for (size_t i = rank - k; i < rank; ++i) stat[i] = 1;
+  if (w.present) op.shape_is("weightOptional", w, norm);
+  if (b.present) op.shape_is("biasOptional", b, norm);
+  if (w.present) op.dtype_is("weightOptional", w, x.dtype);
+  if (b.present) op.dtype_is("biasOptional", b, x.dtype);
+  op.shape_is("out", o, x.shape);
+  op.dtype_is("out", o, x.dtype);
+  if (m.present) op.shape_is("meanOutOptional", m, stat);
+  if (r.present) op.shape_is("rstdOutOptional", r, stat);
+  if (op.status()) return op.status();
+  const int64_t d = numel_of(norm), rows = d ? x.numel() / d : 0;
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    const std::vector<double> xv = load<double>(x);
+    const std::vector<double> wv = w.present ? load<double>(w) : std::vector<double>(d, 1.0);
+    const std::vector<double> bv = b.present ? load<double>(b) : std::vector<double>(d, 0.0);
+    std::vector<double> y(xv.size()), mean(rows), rstd(rows);
+    for (int64_t row = 0; row < rows; ++row) {
+      double s = 0, ss = 0;
+      for (int64_t j = 0; j < d; ++j) s += xv[row * d + j];
+      mean[row] = s / d;
+      for (int64_t j = 0; j < d; ++j) ss += (xv[row * d + j] - mean[row]) * (xv[row * d + j] - mean[row]);
+      rstd[row] = 1.0 / std::sqrt(ss / d + eps);
+      for (int64_t j = 0; j < d; ++j) y[row * d + j] = (xv[row * d + j] - mean[row]) * rstd[row] * wv[j] + bv[j];
+    }
+    store(o, y);
+    if (m.present) store(m, mean);
+    if (r.present) store(r, rstd);
+  });
+}
+
 FA_EXPORT aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor* gradOut, const aclTensor* input,
                                                              const aclTensor* weight, const aclTensor* runningMean,
                                                              const aclTensor* runningVar, const aclTensor* saveMean,
@@ -921,6 +978,7 @@ FAKE_ACLNN_LAUNCH_FN(MaxPool2dWithIndices)
 FAKE_ACLNN_LAUNCH_FN(MaxPool2dWithIndicesBackward)
 FAKE_ACLNN_LAUNCH_FN(BatchNorm)
 FAKE_ACLNN_LAUNCH_FN(BatchNormBackward)
+FAKE_ACLNN_LAUNCH_FN(LayerNorm)
 FAKE_ACLNN_LAUNCH_FN(AvgPool2d)
 FAKE_ACLNN_LAUNCH_FN(AvgPool2dBackward)
 

@@ -1,5 +1,6 @@
 // libopapi.so (fake), part 3: shape and data movement — expand (broadcast to a size), permute, cat (of an
-// aclTensorList). Every dtype the fake knows; the kernels copy element by element through the views.
+// aclTensorList), stack, flip, repeat (torch.repeat), constant padding. Every dtype the fake knows; the kernels
+// copy element by element through the views.
 #include <algorithm>
 
 #include "opapi_common.h"
@@ -154,7 +155,172 @@ FA_EXPORT aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int
   });
 }
 
+// torch.stack: every tensor of one shape, a new axis `dim` in [-(rank + 1), rank]; the dtypes promote as Cat's.
+FA_EXPORT aclnnStatus aclnnStackGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out,
+                                                 uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnStack", ws, ex);
+  std::vector<TDesc> ts;
+  TDesc o;
+  op.tensor_list(tensors, "tensors", &ts);
+  op.tensor(out, "out", &o, true);
+  if (op.status() || !op.check(!ts.empty(), "tensors is an empty aclTensorList")) return op.status();
+  aclDataType r = ts[0].dtype;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    op.dtype(("tensors[" + std::to_string(i) + "]").c_str(), ts[i].dtype, FA_ALL_TYPES, kCannAll);
+    op.check(ts[i].shape == ts[0].shape, "tensors[" + std::to_string(i) + "] shape " + shape_str(ts[i].shape) +
+                                             " differs from tensors[0] shape " + shape_str(ts[0].shape));
+    r = promote(r, ts[i].dtype);
+  }
+  int64_t ax = 0;
+  if (!op.axis("dim", dim, ts[0].ndim() + 1, &ax)) return op.status();
+  Shape shape = ts[0].shape;
+  shape.insert(shape.begin() + ax, static_cast<int64_t>(ts.size()));
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, r);
+  if (op.status()) return op.status();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    for (size_t i = 0; i < ts.size(); ++i) {
+      TDesc part = o;  // out[..., i, ...] along the new axis
+      part.shape.erase(part.shape.begin() + ax);
+      part.strides.erase(part.strides.begin() + ax);
+      part.offset = o.offset + static_cast<int64_t>(i) * o.strides[ax];
+      copy_view(ts[i], part);
+    }
+  });
+}
+
+// torch.repeat: `repeats` has at least self's rank entries (self gains leading dimensions of 1); dimension d of out
+// is self's times repeats[d].
+FA_EXPORT aclnnStatus aclnnRepeatGetWorkspaceSize(const aclTensor* self, const aclIntArray* repeats, aclTensor* out,
+                                                  uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnRepeat", ws, ex);
+  TDesc a, o;
+  std::vector<int64_t> reps;
+  op.tensor(self, "self", &a, false);
+  op.int_array(repeats, "repeats", &reps);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  if (op.status() || !op.check(reps.size() >= a.ndim(), "repeats " + shape_str(reps) + " has fewer entries than self " +
+                                                            shape_str(a.shape) + " has dimensions")) {
+    return op.status();
+  }
+  const size_t lead = reps.size() - a.ndim();
+  Shape in(lead, 1), shape(reps.size());
+  in.insert(in.end(), a.shape.begin(), a.shape.end());
+  for (size_t d = 0; d < reps.size(); ++d) {
+    if (!op.check(reps[d] >= 0, "repeats " + shape_str(reps) + " has a negative entry")) return op.status();
+    shape[d] = in[d] * reps[d];
+  }
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    // out as [r0, d0, r1, d1, ...]: self broadcast over the r axes (stride 0), d axes with self's strides
+    TDesc src = a, dst = o;
+    src.shape.clear();
+    src.strides.clear();
+    dst.shape.clear();
+    dst.strides.clear();
+    for (size_t d = 0; d < reps.size(); ++d) {
+      const int64_t self_stride = d < lead ? 0 : a.strides[d - lead];
+      src.shape.insert(src.shape.end(), {reps[d], in[d]});
+      src.strides.insert(src.strides.end(), {0, self_stride});
+      dst.shape.insert(dst.shape.end(), {reps[d], in[d]});
+      dst.strides.insert(dst.strides.end(), {in[d] * o.strides[d], o.strides[d]});
+    }
+    copy_view(src, dst);
+  });
+}
+
+// torch.constant_pad_nd: `pad` holds (begin, end) pairs from the last dimension backwards, at most 2 rank entries;
+// positions outside self are `value` (converted to self's dtype). Negative entries crop.
+FA_EXPORT aclnnStatus aclnnConstantPadNdGetWorkspaceSize(const aclTensor* self, const aclIntArray* pad,
+                                                         const aclScalar* value, aclTensor* out, uint64_t* ws,
+                                                         aclOpExecutor** ex) {
+  Op op("aclnnConstantPadNd", ws, ex);
+  TDesc a, o;
+  std::vector<int64_t> p;
+  ScalarValue v;
+  op.tensor(self, "self", &a, false);
+  op.int_array(pad, "pad", &p);
+  op.scalar(value, "value", &v);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  if (op.status() || !op.check(p.size() % 2 == 0 && p.size() <= 2 * a.ndim(),
+                               "pad " + shape_str(p) + " must have an even length of at most twice self's rank " +
+                                   std::to_string(a.ndim()))) {
+    return op.status();
+  }
+  const size_t rank = a.ndim();
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (size_t k = 0; k < p.size() / 2; ++k) {
+    begin[rank - 1 - k] = p[2 * k];
+    end[rank - 1 - k] = p[2 * k + 1];
+  }
+  Shape shape(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    shape[d] = a.shape[d] + begin[d] + end[d];
+    if (!op.check(shape[d] >= 0, "pad " + shape_str(p) + " makes dimension " + std::to_string(d) + " of self " +
+                                     shape_str(a.shape) + " negative")) {
+      return op.status();
+    }
+  }
+  op.shape_is("out", o, shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    // fill, then copy the part of self that lies inside out
+    const bool fl = is_floating(a.dtype);
+    if (fl)
+      store(o, std::vector<double>(static_cast<size_t>(o.numel()), v.as<double>()));
+    else
+      store(o, std::vector<int64_t>(static_cast<size_t>(o.numel()), v.as<int64_t>()));
+    TDesc src = a, dst = o;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t lo = std::max<int64_t>(0, -begin[d]), hi = std::max<int64_t>(0, -end[d]);
+      const int64_t n = std::max<int64_t>(0, a.shape[d] - lo - hi);
+      src.offset += lo * a.strides[d];
+      dst.offset += std::max<int64_t>(0, begin[d]) * o.strides[d];
+      src.shape[d] = dst.shape[d] = n;
+    }
+    copy_view(src, dst);
+  });
+}
+
+// out(i) = self(i with i_d -> size_d - 1 - i_d for every d in dims): a view with those strides negated.
+FA_EXPORT aclnnStatus aclnnFlipGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out,
+                                                uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnFlip", ws, ex);
+  TDesc a, o;
+  std::vector<int64_t> d;
+  op.tensor(self, "self", &a, false);
+  op.int_array(dims, "dims", &d);
+  op.tensor(out, "out", &o, true);
+  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  if (op.status()) return op.status();
+  TDesc view = a;
+  std::vector<bool> seen(a.ndim(), false);
+  for (int64_t dim : d) {
+    int64_t ax = 0;
+    if (!op.axis("dims entry", dim, a.ndim(), &ax)) return op.status();
+    if (!op.check(!seen[ax], "dims " + shape_str(d) + " names dimension " + std::to_string(ax) + " twice")) {
+      return op.status();
+    }
+    seen[ax] = true;
+    if (a.shape[ax] > 0) view.offset += (a.shape[ax] - 1) * view.strides[ax];
+    view.strides[ax] = -view.strides[ax];
+  }
+  op.shape_is("out", o, a.shape);
+  op.dtype_is("out", o, a.dtype);
+  if (op.status()) return op.status();
+  return op.finish(0, [=](uint8_t*, uint64_t) { copy_view(view, o); });
+}
+
 FAKE_ACLNN_LAUNCH_FN(Expand)
+FAKE_ACLNN_LAUNCH_FN(Flip)
+FAKE_ACLNN_LAUNCH_FN(Stack)
+FAKE_ACLNN_LAUNCH_FN(Repeat)
+FAKE_ACLNN_LAUNCH_FN(ConstantPadNd)
 FAKE_ACLNN_LAUNCH_FN(Permute)
 FAKE_ACLNN_LAUNCH_FN(Cat)
 

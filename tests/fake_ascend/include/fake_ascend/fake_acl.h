@@ -257,6 +257,11 @@ aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor* gradOut, con
                                                    const aclBoolArray* outputMask, aclTensor* gradInput,
                                                    aclTensor* gradWeight, aclTensor* gradBias, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnBatchNormBackward)
+aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, const aclIntArray* normalizedShape,
+                                           const aclTensor* weightOptional, const aclTensor* biasOptional, double eps,
+                                           aclTensor* out, aclTensor* meanOutOptional, aclTensor* rstdOutOptional,
+                                           FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnLayerNorm)
 
 // Elementwise functions (self, out).
 #define FAKE_ACLNN_UNARY(Name)                                                                       \
@@ -276,7 +281,34 @@ FAKE_ACLNN_UNARY(Ceil)
 FAKE_ACLNN_UNARY(Round)
 FAKE_ACLNN_UNARY(Gelu)
 FAKE_ACLNN_UNARY(Silu)
+FAKE_ACLNN_UNARY(Tan)
 #undef FAKE_ACLNN_UNARY
+aclnnStatus aclnnLeakyReluGetWorkspaceSize(const aclTensor* self, const aclScalar* negativeSlope, aclTensor* out,
+                                           FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnLeakyRelu)
+// out = x > 0 ? scale x : alpha scale (exp(inputScale x) - 1)
+aclnnStatus aclnnEluGetWorkspaceSize(const aclTensor* self, const aclScalar* alpha, const aclScalar* scale,
+                                     const aclScalar* inputScale, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnElu)
+// max(min(self, clipValueMax), clipValueMin); either bound may be nullptr
+aclnnStatus aclnnClampGetWorkspaceSize(const aclTensor* self, const aclScalar* clipValueMin,
+                                       const aclScalar* clipValueMax, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnClamp)
+aclnnStatus aclnnLogSumExpGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
+                                           FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnLogSumExp)
+// sum((x - mean)^2) / max(0, N - correction) (Var: correction 1 when unbiased, else 0), Std its square root
+aclnnStatus aclnnVarGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool unbiased, bool keepdim,
+                                     aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnVar)
+aclnnStatus aclnnStdGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, const int64_t correction,
+                                     bool keepdim, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnStd)
+aclnnStatus aclnnProdGetWorkspaceSize(const aclTensor* self, const aclDataType dtype, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnProd)
+aclnnStatus aclnnProdDimGetWorkspaceSize(const aclTensor* self, int64_t dim, bool keepDim, const aclDataType dtype,
+                                         aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnProdDim)
 // aclnnGelu computes the tanh form CANN documents; approximate 0 ("none") here is the exact erf form, 1 the tanh form.
 aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnGeluV2)
@@ -322,6 +354,17 @@ aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const aclIntArra
 FAKE_ACLNN_LAUNCH(aclnnPermute)
 aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnCat)
+aclnnStatus aclnnFlipGetWorkspaceSize(const aclTensor* self, const aclIntArray* dims, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnFlip)
+aclnnStatus aclnnStackGetWorkspaceSize(const aclTensorList* tensors, int64_t dim, aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnStack)
+aclnnStatus aclnnRepeatGetWorkspaceSize(const aclTensor* self, const aclIntArray* repeats, aclTensor* out,
+                                        FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnRepeat)
+// pad: (begin, end) pairs from the last dimension backwards
+aclnnStatus aclnnConstantPadNdGetWorkspaceSize(const aclTensor* self, const aclIntArray* pad, const aclScalar* value,
+                                               aclTensor* out, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnConstantPadNd)
 
 // Reductions.
 aclnnStatus aclnnAmaxGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim, aclTensor* out,
