@@ -645,6 +645,7 @@ val jit_stats(uint32_t id) {
     out.set("compileSeconds", s.compile_seconds);
     out.set("plannedBytes", static_cast<double>(s.planned_bytes));
     out.set("eagerBytes", static_cast<double>(s.eager_bytes));
+    out.set("donatedUpdates", static_cast<double>(s.donated_updates));
     val passes = val::array();
     for (size_t i = 0; i < s.passes.size(); ++i) {
       val p = val::object();

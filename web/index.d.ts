@@ -393,6 +393,8 @@ export interface JitStats {
   plannedBytes: number;
   /** What the same ops allocate eagerly, one tensor per op output. */
   eagerBytes: number;
+  /** Parameter updates computed straight into the Parameter (the others are copied in after the nodes). */
+  donatedUpdates: number;
   passes: JitPassRecord[];
 }
 

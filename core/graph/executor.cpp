@@ -1,5 +1,6 @@
 #include "graph/executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -93,6 +94,7 @@ void prepare_program(Graph& g) {
   g.num_slots = next;
   g.memory = std::make_shared<MemoryPlan>();
   plan_memory(g);
+  plan_donations(g);
 }
 
 namespace {
@@ -158,8 +160,19 @@ Value run(const Graph& g, const std::vector<Tensor>& args) {
   for (size_t i = 0; i < g.input_slots.size(); ++i) env[static_cast<size_t>(g.input_slots[i])] = args[i];
   for (const auto& [s, t] : g.constant_slots) env[static_cast<size_t>(s)] = t;
   ArenaLease arena(*g.memory);
+  // Donated updates are computed into the Parameter itself: its tensor waits in the value's slot (an argument
+  // sharing the Parameter's storage would see it change early, so such a call copies as usual).
+  auto donation = g.donations.begin();
+  const bool donate = !g.donations.empty() && std::none_of(args.begin(), args.end(), [&](const Tensor& a) {
+    return std::any_of(g.updates.begin(), g.updates.end(),
+                       [&](const auto& u) { return a.impl()->storage == u.first.impl()->storage; });
+  });
   std::vector<Tensor> in;
-  for (const Instruction& ins : g.program) {
+  for (size_t at = 0; at < g.program.size(); ++at) {
+    const Instruction& ins = g.program[at];
+    for (; donation != g.donations.end() && donation->first == static_cast<int>(at); ++donation) {
+      if (donate) env[static_cast<size_t>(g.update_slots[static_cast<size_t>(donation->second)])] = g.updates[static_cast<size_t>(donation->second)].first;
+    }
     try {
     if (ins.group >= 0) {
       const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
@@ -173,8 +186,9 @@ Value run(const Graph& g, const std::vector<Tensor>& args) {
       in.clear();
       for (int s : ins.inputs) in.push_back(s < 0 ? Tensor() : env[static_cast<size_t>(s)]);
       const int out = ins.outputs[0];
-      env[static_cast<size_t>(out)] =
-          run_node(n, in, n.op->allocates_output ? arena.output(out, n.shape, n.dtype, n.op->name) : Tensor());
+      Tensor planned = std::move(env[static_cast<size_t>(out)]);  // (a donated Parameter, or nothing)
+      if (!planned.defined() && n.op->allocates_output) planned = arena.output(out, n.shape, n.dtype, n.op->name);
+      env[static_cast<size_t>(out)] = run_node(n, in, std::move(planned));
     }
     } catch (const Error& e) {
       rethrow_located(g, ins, e);

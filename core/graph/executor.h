@@ -9,8 +9,15 @@
 
 namespace bprop::graph {
 
-/// Lays out the replay of an optimised graph (g.program and its slots); run() needs it.
+/// Lays out the replay of an optimised graph (g.program and its slots, the memory plan, the donations); run()
+/// needs it.
 void prepare_program(Graph& g);
+
+/// Which Parameter updates can be computed in place (g.donations): the update is the only one of its Parameter,
+/// its value is not also returned, and nothing reads the Parameter (or a view of it) after the instruction that
+/// computes the value; that instruction itself reads it only where it writes it (an elementwise op, or a fused
+/// loop whose later steps do not read it).
+void plan_donations(Graph& g);
 
 /// The graph's result for these arguments (shaped and typed as the trace's); errors name the op.
 Value run(const Graph& g, const std::vector<Tensor>& args);

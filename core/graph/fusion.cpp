@@ -157,7 +157,9 @@ void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::
   }
   std::vector<char*> results(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
-    Tensor t = arena ? arena->output(outputs[i], loop.shape, loop.dtype, "fused") : Tensor();
+    // (a result's slot holds a tensor already when it is a donated Parameter: the result goes there)
+    Tensor t = std::move(env[static_cast<size_t>(outputs[i])]);
+    if (!t.defined() && arena) t = arena->output(outputs[i], loop.shape, loop.dtype, "fused");
     if (!t.defined()) t = Tensor::empty(loop.shape, loop.dtype, Backend::CPU, "fused");
     results[i] = static_cast<char*>(t.raw_data());
     env[static_cast<size_t>(outputs[i])] = std::move(t);

@@ -75,6 +75,9 @@ struct Graph {
   std::vector<int> output_slots;    // per output
   std::vector<int> update_slots;    // per update
   std::shared_ptr<MemoryPlan> memory;  // the buffers of intermediate values
+  /// Buffer donation: (instruction, update) pairs, by instruction, whose value the instruction computes straight
+  /// into the Parameter's storage instead of a buffer copied in after the nodes (graph/donation.h).
+  std::vector<std::pair<int, int>> donations;
 
   /// One line per value: "%3 = mul(%1, %2) : (2, 3) float32", arguments and constants first; fused groups
   /// as "fused #k {" ... "}" around their nodes.

@@ -121,6 +121,7 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   st.compile_seconds = seconds;
   st.planned_bytes = g->memory ? g->memory->planned_bytes : 0;
   st.eager_bytes = g->memory ? g->memory->eager_bytes : 0;
+  st.donated_updates = static_cast<int64_t>(g->donations.size());
   st.passes.clear();
   for (const graph::PassRecord& p : g->passes) st.passes.push_back({p.pass, p.before, p.after});
   state_->last_signature = parts;

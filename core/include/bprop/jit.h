@@ -64,6 +64,7 @@ struct JitStats {
   double compile_seconds = 0; // tracing and optimising it
   int64_t planned_bytes = 0;  // the buffers a replay uses for intermediate values (reused across calls)
   int64_t eager_bytes = 0;    // what the same ops allocate eagerly, one tensor per op output
+  int64_t donated_updates = 0;  // Parameter updates computed straight into the Parameter (the others are copied in)
   std::vector<JitPassRecord> passes;
 };
 

@@ -300,6 +300,45 @@ TEST(Jit, ParameterAssignmentsAreEffectsOfEveryReplay) {
   EXPECT_NE(step.lower({lr}).find("parameter 'w' <- %"), std::string::npos) << step.lower({lr});
 }
 
+TEST(Jit, DonatedUpdatesAreWrittenInPlaceUnlessTheOldValueIsReadAfter) {
+  // w <- w - 0.1 x, then a read of the new w: computed into w's own storage.
+  Parameter w(randn({6}, 30), "w"), w_eager(w.clone(), "w");
+  auto make = [](Parameter p) {
+    return [p](const std::vector<Tensor>& a) -> Value {
+      Parameter(p).assign(p - a[0] * 0.1);
+      return ops::sum(p * p);
+    };
+  };
+  const JitFn step = jit(make(w));
+  const Fn eager = make(w_eager);
+  const void* storage = w.raw_data();
+  for (int i = 0; i < 3; ++i) {
+    const Tensor x = randn({6}, 31 + i);
+    expect_bitwise_equal(step({x}), eager({x}));
+    expect_bitwise_equal(Value(static_cast<Tensor>(w)), Value(static_cast<Tensor>(w_eager)));
+  }
+  EXPECT_EQ(step.stats().donated_updates, 1);
+  EXPECT_EQ(w.raw_data(), storage);
+  // The old w read after the new one is computed: the update is copied in at the end instead.
+  Parameter v(randn({6}, 40), "v"), v_eager(v.clone(), "v");
+  auto make_late_read = [](Parameter p) {
+    return [p](const std::vector<Tensor>& a) -> Value {
+      const Tensor next = p * 2.0;
+      const Tensor old_sum = ops::sum(p * a[0]);
+      Parameter(p).assign(next);
+      return old_sum;
+    };
+  };
+  const JitFn late = jit(make_late_read(v));
+  const Fn late_eager = make_late_read(v_eager);
+  for (int i = 0; i < 3; ++i) {
+    const Tensor x = randn({6}, 41 + i);
+    expect_bitwise_equal(late({x}), late_eager({x}));
+    expect_bitwise_equal(Value(static_cast<Tensor>(v)), Value(static_cast<Tensor>(v_eager)));
+  }
+  EXPECT_EQ(late.stats().donated_updates, 0) << late.lower({ones({6})});
+}
+
 TEST(Jit, AWholeTrainingStepWithItsOptimizerIsOneGraph) {
   // loss, gradients and the optimizer's update (state, step counts, learning rate read live) traced together;
   // 100 jitted steps give the parameters eager gives, to the bit, with a learning-rate change along the way
@@ -337,6 +376,7 @@ TEST(Jit, AWholeTrainingStepWithItsOptimizerIsOneGraph) {
       }
       if (jitted) {
         EXPECT_EQ(jstep.stats().traces, 1);
+        EXPECT_GE(jstep.stats().donated_updates, 2);  // w and b computed in place (and the optimizer's state)
       }
       EXPECT_EQ(opt->step_count(), 100);
       EXPECT_LT(losses.back(), losses.front());
