@@ -89,9 +89,10 @@ class HcclCommunicator : public Communicator {
 
   std::string name() const override { return "hccl"; }
   std::string description() const override {
+    const std::string mpi = mpi_->description();  // "MPI (library), rank r of n": the rank is said once, here
     return "HCCL (" + library_ + ") on ascend:" + std::to_string(device_->index()) + " (" +
            std::to_string(device_count_) + " devices on this host), rank " + std::to_string(rank()) + " of " +
-           std::to_string(size()) + "; host tensors and float64 over " + mpi_->description();
+           std::to_string(size()) + "; host tensors and float64 over " + mpi.substr(0, mpi.find(", rank"));
   }
   int rank() const override { return mpi_->rank(); }
   int size() const override { return mpi_->size(); }
