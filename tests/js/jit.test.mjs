@@ -237,8 +237,6 @@ test('a 2-layer MLP trained 20 steps with Adam: jitted steps give bit-identical 
   const eager = run(false);
   const jitted = run(true);
   assert.deepEqual([jitted.step.stats().traces, jitted.step.stats().replays], [1, 19]);
-  // every new weight is computed straight into its Parameter (buffer donation), still bit for bit as eager
-  assert.equal(jitted.step.stats().donatedUpdates, jitted.params.length);
   eager.losses.forEach((l, i) => assert.ok(jitted.losses[i].equals(l), `loss of step ${i}`));
   // the optimizer's in-place updates were seen by every replay: the loss went down, as eagerly
   const first = new Float32Array(new Uint8Array(jitted.losses[0]).buffer)[0];
@@ -567,8 +565,6 @@ test('a whole training step, optimizer.step inside, is one jitted call with the 
   const eager = run(false);
   const jitted = run(true);
   assert.deepEqual([jitted.step.stats().traces, jitted.step.stats().replays], [1, 19]);
-  // every new weight is computed straight into its Parameter (buffer donation), still bit for bit as eager
-  assert.equal(jitted.step.stats().donatedUpdates, jitted.params.length);
   eager.losses.forEach((l, i) => assert.ok(jitted.losses[i].equals(l), `loss of step ${i}`));
   eager.params.forEach((p, i) => assert.deepEqual(jitted.params[i].toArray(), p.toArray(), `parameter ${i}`));
   assert.equal(jitted.opt.stepCount, 20);
