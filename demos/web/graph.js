@@ -2,6 +2,7 @@ import dagre from '/node_modules/@dagrejs/dagre/dist/dagre.esm.js';
 import { loadBprop, fmt } from './common.js';
 import { parse, build, toCode } from './expr.js';
 import { buildJitModel, drawJitModel } from './jit-graph.js';
+import { nodeElement } from './svg-node.js';
 
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
@@ -199,35 +200,8 @@ function draw() {
     svg.appendChild(grp);
   });
   for (const n of model.nodes.values()) {
-    const p = g.node(n.id);
-    const grp = document.createElementNS(SVG, 'g');
-    grp.setAttribute('class', `node ${n.kind}`);
-    grp.dataset.id = n.id;
-    grp.setAttribute('transform', `translate(${p.x - p.width / 2},${p.y - p.height / 2})`);
-    const r = document.createElementNS(SVG, 'rect');
-    r.setAttribute('width', p.width);
-    r.setAttribute('height', p.height);
-    grp.appendChild(r);
-    const t = document.createElementNS(SVG, 'text');
-    t.setAttribute('x', p.width / 2);
-    t.setAttribute('y', n.sub ? 16 : 18);
-    t.setAttribute('text-anchor', 'middle');
-    t.setAttribute('class', 'label');
-    t.textContent = n.label;
-    grp.appendChild(t);
-    if (n.sub) {
-      const s = document.createElementNS(SVG, 'text');
-      s.setAttribute('x', p.width / 2);
-      s.setAttribute('y', 32);
-      s.setAttribute('text-anchor', 'middle');
-      s.setAttribute('class', 'sub');
-      s.textContent = n.sub.length > 36 ? `${n.sub.slice(0, 35)}…` : n.sub;
-      grp.appendChild(s);
-    }
-    grp.addEventListener('mousemove', (ev) => showTip(ev, n.tooltip));
-    grp.addEventListener('mouseleave', hideTip);
-    n.el = grp;
-    svg.appendChild(grp);
+    n.el = nodeElement(n, g.node(n.id), showTip, hideTip);
+    svg.appendChild(n.el);
   }
   $('graph').replaceChildren(svg);
 }

@@ -4,6 +4,7 @@
 import dagre from '/node_modules/@dagrejs/dagre/dist/dagre.esm.js';
 
 import { fmt } from './common.js';
+import { nodeElement } from './svg-node.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -118,29 +119,6 @@ export function drawJitModel(container, model, tip, untip) {
     el.appendChild(path);
     svg.appendChild(el);
   });
-  for (const n of model.nodes.values()) {
-    const p = g.node(n.id);
-    const el = document.createElementNS(SVG, 'g');
-    el.setAttribute('class', `node ${n.kind}`);
-    el.dataset.id = n.id;
-    el.setAttribute('transform', `translate(${p.x - p.width / 2},${p.y - p.height / 2})`);
-    const r = document.createElementNS(SVG, 'rect');
-    r.setAttribute('width', p.width);
-    r.setAttribute('height', p.height);
-    el.appendChild(r);
-    for (const [text, y, cls] of [[n.label, n.sub ? 16 : 18, 'label'], [n.sub, 32, 'sub']]) {
-      if (!text) continue;
-      const t = document.createElementNS(SVG, 'text');
-      t.setAttribute('x', p.width / 2);
-      t.setAttribute('y', y);
-      t.setAttribute('text-anchor', 'middle');
-      t.setAttribute('class', cls);
-      t.textContent = text.length > 36 ? `${text.slice(0, 35)}…` : text;
-      el.appendChild(t);
-    }
-    el.addEventListener('mousemove', (ev) => tip(ev, n.tooltip));
-    el.addEventListener('mouseleave', untip);
-    svg.appendChild(el);
-  }
+  for (const n of model.nodes.values()) svg.appendChild(nodeElement(n, g.node(n.id), tip, untip));
   container.replaceChildren(svg);
 }
