@@ -604,7 +604,8 @@ void set_trace_location(std::string where) {
 }
 
 val jit_create(val fn, val options) {
-  return guarded([&] { return val(jits().add(bprop::jit(js_fn(fn), to_jit_options(options)))); });
+  // (no C++ site: bp.jit marks every op with its JavaScript caller)
+  return guarded([&] { return val(jits().add(bprop::jit(js_fn(fn), to_jit_options(options), {nullptr, 0}))); });
 }
 
 /// One whole call: traced on a new signature, replayed otherwise (eagerly under an open grad level); the result
@@ -646,6 +647,7 @@ val jit_stats(uint32_t id) {
     out.set("plannedBytes", static_cast<double>(s.planned_bytes));
     out.set("eagerBytes", static_cast<double>(s.eager_bytes));
     out.set("donatedUpdates", static_cast<double>(s.donated_updates));
+    out.set("inPlace", static_cast<double>(s.in_place));
     val passes = val::array();
     for (size_t i = 0; i < s.passes.size(); ++i) {
       val p = val::object();

@@ -395,6 +395,8 @@ export interface JitStats {
   eagerBytes: number;
   /** Parameter updates computed straight into the Parameter (the others are copied in after the nodes). */
   donatedUpdates: number;
+  /** Values computed into the buffer of an elementwise input that dies at their op. */
+  inPlace: number;
   passes: JitPassRecord[];
 }
 

@@ -17,26 +17,63 @@ constexpr int64_t kTile = 1024;
 // Small tensors get tiles of their own size (a long chain on scalars keeps thousands of values live).
 int64_t tile_elements(const FusedLoop& loop) { return std::max<int64_t>(1, std::min(kTile, loop.numel)); }
 
-// Whether `operand` broadcast to `shape` repeats its data along the leading dimensions: without its leading 1s, it
-// is the trailing dimensions of `shape` (so element i of the result reads element i mod its size).
-bool is_row_of(const Shape& operand, const Shape& shape) {
-  size_t lead = 0;
-  while (lead < operand.size() && operand[lead] == 1) ++lead;
-  const size_t rank = operand.size() - lead;
-  if (rank > shape.size()) return false;
-  return std::equal(operand.begin() + static_cast<std::ptrdiff_t>(lead), operand.end(),
-                    shape.end() - static_cast<std::ptrdiff_t>(rank));
+// Whether `operand` broadcast to `shape` repeats its data in one of the patterns a loop reads from a tile copy:
+// aligned to `shape`'s rank, it is some 1s, then `shape`'s own dimensions, then 1s (a row (n,) or (1, n) of
+// (batch, n); a column (batch, 1); (c, 1, 1) of (n, c, h, w)). Element i of the result then reads element
+// (i / inner) mod numel of the operand, `inner` being the size of the trailing dimensions it repeats along.
+bool repeats_in(const Shape& operand, const Shape& shape, int64_t* inner) {
+  if (operand.size() > shape.size()) return false;
+  const size_t pad = shape.size() - operand.size();
+  auto dim = [&](size_t d) { return d < pad ? int64_t{1} : operand[d - pad]; };
+  size_t first = 0, end = shape.size();
+  while (first < end && dim(first) == 1) ++first;
+  while (end > first && dim(end - 1) == 1) --end;
+  if (first == end) return false;  // one element: a scalar operand
+  for (size_t d = first; d < end; ++d) {
+    if (dim(d) != shape[d]) return false;
+  }
+  int64_t repeat = 1;
+  for (size_t d = end; d < shape.size(); ++d) repeat *= shape[d];
+  *inner = repeat;
+  return true;
+}
+
+// Copies elements [t0, t0 + len) of a repeated operand (`count` elements, each repeated `inner` times, the whole
+// repeated along the leading dimensions) into dst.
+void copy_repeated(const char* src, int64_t count, int64_t inner, int64_t esize, int64_t t0, int64_t len, char* dst) {
+  if (inner == 1) {  // a row: stretches of the row, copied
+    for (int64_t j = 0, pos = t0 % count; j < len; pos = 0) {
+      const int64_t n = std::min(len - j, count - pos);
+      std::memcpy(dst + j * esize, src + pos * esize, static_cast<size_t>(n * esize));
+      j += n;
+    }
+    return;
+  }
+  for (int64_t j = 0; j < len;) {  // a column: runs of one element
+    const int64_t pos = t0 + j;
+    const int64_t n = std::min(len - j, inner - pos % inner);
+    const char* v = src + ((pos / inner) % count) * esize;
+    char* out = dst + j * esize;
+    std::memcpy(out, v, static_cast<size_t>(esize));
+    for (int64_t filled = 1; filled < n; filled *= 2) {  // doubling the run already written
+      std::memcpy(out + filled * esize, out, static_cast<size_t>(std::min(filled, n - filled) * esize));
+    }
+    j += n;
+  }
 }
 
 }  // namespace
 
 bool fusible(const Graph& g, const GraphNode& n) {
-  if (!n.op->elementwise.fn(n.dtype) || !n.attrs.empty() || n.inputs.empty() || n.inputs.size() > 3) return false;
+  const ElementwiseDef& def = n.op->elementwise;
+  if (!def.fn(n.dtype) || n.inputs.empty() || n.inputs.size() > 3) return false;
+  if (!n.attrs.empty() && def.num_params == 0) return false;  // attributes its array functions do not take
   for (int v : n.inputs) {
     if (v < 0) return false;
     const ValueType& t = g.types[static_cast<size_t>(v)];
     if (t.dtype != n.dtype) return false;
-    if (t.shape != n.shape && shape_numel(t.shape) != 1 && !is_row_of(t.shape, n.shape)) return false;
+    int64_t inner = 0;
+    if (t.shape != n.shape && shape_numel(t.shape) != 1 && !repeats_in(t.shape, n.shape, &inner)) return false;
   }
   return true;
 }
@@ -59,6 +96,8 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
     FusedLoop::Step step{};
     step.fn = n.op->elementwise.fn(n.dtype);
     step.arity = static_cast<uint8_t>(n.inputs.size());
+    step.num_params = static_cast<uint8_t>(n.op->elementwise.num_params);
+    if (step.num_params > 0) n.op->elementwise.params(n.attrs, step.params);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int v = n.inputs[i];
       if (auto it = step_of.find(v); it != step_of.end()) {
@@ -70,10 +109,12 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
       auto [it, added] = outside_of.emplace(v, static_cast<int>(loop.outside.size()));
       const Shape& shape = g.types[static_cast<size_t>(v)].shape;
       const int64_t numel = shape_numel(shape);
-      const bool row = shape != n.shape && numel != 1;  // (fusible() let only rows through)
+      int64_t inner = 1;
+      const bool row = shape != n.shape && numel != 1 && repeats_in(shape, n.shape, &inner);  // (fusible() checked)
       if (added) {
         loop.outside.push_back(v);
         loop.row_length.push_back(row ? numel : 0);
+        loop.row_inner.push_back(row ? inner : 0);
         loop.row_slot.push_back(row ? loop.num_slots++ : -1);  // (held for the whole loop)
       }
       step.in[i] = {row ? FusedLoop::Source::OutsideRow
@@ -116,19 +157,15 @@ void run_range(const FusedLoop& loop, const std::vector<const char*>& outside, c
   for (int64_t t0 = begin; t0 < end; t0 += tile) {
     const int64_t len = std::min(tile, end - t0);
     const int64_t off = t0 * esize;
-    // Broadcast rows: this tile's stretch of the repeated row, copied out once for the steps to read.
+    // Repeated operands (rows, columns): this tile's stretch, copied out once for the steps to read.
     for (size_t k = 0; k < loop.row_slot.size(); ++k) {
       if (loop.row_slot[k] < 0) continue;
-      const int64_t row = loop.row_length[k];
-      char* dst = scratch + loop.row_slot[k] * tile_bytes;
-      for (int64_t j = 0, pos = t0 % row; j < len; pos = 0) {
-        const int64_t n = std::min(len - j, row - pos);
-        std::memcpy(dst + j * esize, outside[k] + pos * esize, static_cast<size_t>(n * esize));
-        j += n;
-      }
+      copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len,
+                    scratch + loop.row_slot[k] * tile_bytes);
     }
     for (const FusedLoop::Step& step : loop.steps) {
-      ElementOperand in[3];
+      ElementOperand in[3 + kMaxElementParams];
+      for (uint8_t k = 0; k < step.num_params; ++k) in[step.arity + k] = {&step.params[k], true};
       for (uint8_t i = 0; i < step.arity; ++i) {
         const FusedLoop::Source src = step.in[i];
         switch (src.kind) {

@@ -2,9 +2,10 @@
 // data in tiles. Each node's step calls the op's own array function (OpDef::elementwise, the function its eager
 // kernel runs) on a tile, reading tiles of the earlier steps from a small scratch area that stays in cache, so
 // the values in between never reach memory and the results are the eager kernels' bits. Only values read after
-// the group (or returned) are written out. An operand from outside may be broadcast: one element (a scalar), or a
-// row repeated along the leading dimensions (a bias of shape (n,) added to (batch, n)), whose tile is copied
-// into the scratch area before the steps run on it.
+// the group (or returned) are written out. An operand from outside may be broadcast: one element (a scalar), a
+// row repeated along the leading dimensions (a bias of shape (n,) added to (batch, n)), or a column whose
+// elements repeat along the trailing ones (a (batch, 1) sum of a softmax's backward); a repeated operand's tile is
+// copied into the scratch area before the steps run on it.
 #pragma once
 #include <vector>
 
@@ -25,14 +26,18 @@ struct FusedLoop {
     Source in[3];
     int slot;    // scratch slot of its tile, or -1 when written out
     int result;  // index into `results` when written out, else -1
+    uint8_t num_params;                   // the op's attributes as numbers (ElementwiseDef::params), read once
+    double params[kMaxElementParams];
   };
   DType dtype = DType::Float32;
   Shape shape;
   int64_t numel = 0;
   std::vector<int> outside;  // value ids read from outside the group
-  /// Per outside value: the length of its row when it is a row broadcast (else 0), and the scratch slot its tile
-  /// is copied into (else -1).
+  /// Per outside value repeated by broadcasting (a row or a column, OutsideRow): its number of elements, how many
+  /// consecutive elements of the loop each of them covers (1 for a row), and the scratch slot its tile is copied
+  /// into. Else 0, 0 and -1.
   std::vector<int64_t> row_length;
+  std::vector<int64_t> row_inner;
   std::vector<int> row_slot;
   std::vector<Step> steps;
   std::vector<int> results;  // value ids written out, with `result_steps` computing them

@@ -69,8 +69,8 @@ std::string what_changed(const std::vector<std::string>& before, const std::vect
 
 }  // namespace
 
-JitFn::JitFn(Fn fn, JitOptions options)
-    : fn_(std::move(fn)), options_(std::move(options)), state_(std::make_shared<State>()) {}
+JitFn::JitFn(Fn fn, JitOptions options, std::string where)
+    : fn_(std::move(fn)), options_(std::move(options)), where_(std::move(where)), state_(std::make_shared<State>()) {}
 
 std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& args, Device device) const {
   const std::vector<std::string> parts = signature(args, options_);
@@ -97,6 +97,7 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   std::shared_ptr<graph::Graph> g;
   {
     graph::Tracer tracer;
+    tracer.set_location(where_);
     std::vector<Tensor> abstract;
     for (size_t i = 0; i < args.size(); ++i) {
       // a static argument is a constant of the graph (its value is part of the signature)
@@ -122,6 +123,7 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   st.planned_bytes = g->memory ? g->memory->planned_bytes : 0;
   st.eager_bytes = g->memory ? g->memory->eager_bytes : 0;
   st.donated_updates = static_cast<int64_t>(g->donations.size());
+  st.in_place = g->memory ? g->memory->in_place : 0;
   st.passes.clear();
   for (const graph::PassRecord& p : g->passes) st.passes.push_back({p.pass, p.before, p.after});
   state_->last_signature = parts;
@@ -193,6 +195,7 @@ std::shared_ptr<const graph::SplitGraphs> JitFn::split_graphs(const std::vector<
     std::shared_ptr<graph::Graph> joint;
     {
       graph::Tracer tracer;
+      tracer.set_location(where_);
       std::vector<Tensor> abstract;
       for (const Tensor& a : args) abstract.push_back(tracer.add_input(a.shape(), a.dtype()));
       const Tensor dout = tracer.add_input(out.shape, out.dtype);
@@ -297,14 +300,21 @@ JitFn::operator Fn() const {
   return [self](const std::vector<Tensor>& args) { return self(args); };
 }
 
-JitFn jit(Fn fn, JitOptions options) { return JitFn(std::move(fn), std::move(options)); }
+namespace {
+// "train.cpp:42 (what)": the file's name without its directories.
+std::string site_text(const std::string& path, int line, const char* what) {
+  return path.substr(path.find_last_of('/') + 1) + ":" + std::to_string(line) + " (" + what + ")";
+}
+}  // namespace
+
+JitFn jit(Fn fn, JitOptions options, JitSite site) {
+  return JitFn(std::move(fn), std::move(options), site.file ? site_text(site.file, site.line, "jit") : std::string());
+}
 
 TraceLocation::TraceLocation(const char* file, int line, const char* function) : active_(graph::tracing()) {
   if (!active_) return;
-  const std::string path = file;
   saved_ = graph::current_tracer()->location();
-  graph::current_tracer()->set_location(path.substr(path.find_last_of('/') + 1) + ":" + std::to_string(line) + " (" +
-                                        function + ")");
+  graph::current_tracer()->set_location(site_text(file, line, function));
 }
 
 TraceLocation::~TraceLocation() {

@@ -9,6 +9,49 @@
 #include "graph/ir.h"
 
 namespace bprop::graph {
+namespace {
+
+// For each output of `ins` (by position), the positions of its inputs whose buffer the output may take over when
+// the input dies there: element i of the output is computed from element i of that input only, with nothing
+// reading the input's element i afterwards. That holds for an elementwise op whose array function runs
+// (every operand of the output's dtype, each whole or one element: cpu::run_elementwise), and in a fused loop for
+// a whole outside operand that no step after the one writing the result reads (each tile's steps read their
+// operands at the tile's offset, before the next tile is written).
+std::vector<std::vector<size_t>> in_place_candidates(const Graph& g, const Instruction& ins) {
+  std::vector<std::vector<size_t>> out(ins.outputs.size());
+  if (ins.group >= 0) {
+    const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
+    for (size_t r = 0; r < loop.results.size(); ++r) {
+      const int writer = loop.result_steps[r];
+      for (size_t k = 0; k < loop.outside.size(); ++k) {
+        const ValueType& t = g.types[static_cast<size_t>(loop.outside[k])];
+        if (loop.row_slot[k] >= 0 || t.shape != loop.shape || t.dtype != loop.dtype) continue;
+        bool read_later = false;
+        for (size_t s = static_cast<size_t>(writer) + 1; s < loop.steps.size() && !read_later; ++s) {
+          const FusedLoop::Step& step = loop.steps[s];
+          for (uint8_t i = 0; i < step.arity; ++i) {
+            read_later |= step.in[i].kind == FusedLoop::Source::Outside && step.in[i].index == static_cast<int>(k);
+          }
+        }
+        if (!read_later) out[r].push_back(k);
+      }
+    }
+    return out;
+  }
+  const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
+  if (!n.op->allocates_output || !n.op->elementwise.fn(n.dtype) || n.inputs.empty() || n.inputs.size() > 3) return out;
+  for (int v : n.inputs) {
+    if (v < 0) return out;
+    const ValueType& t = g.types[static_cast<size_t>(v)];
+    if (t.dtype != n.dtype || (t.shape != n.shape && shape_numel(t.shape) != 1)) return out;
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (g.types[static_cast<size_t>(n.inputs[i])].shape == n.shape) out[0].push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
 
 void plan_memory(Graph& g) {
   MemoryPlan& plan = *g.memory;
@@ -58,26 +101,50 @@ void plan_memory(Graph& g) {
   plan.slot_buffer.assign(slots, -1);
   plan.buffer_bytes.clear();
   plan.eager_bytes = 0;
+  plan.in_place = 0;
   std::multimap<size_t, int> free_buffers;  // capacity -> buffer
   std::vector<std::vector<int>> frees_after(g.program.size());
   for (size_t i = 0; i < g.program.size(); ++i) {
-    std::vector<int> outs = g.program[i].outputs;
+    const Instruction& ins = g.program[i];
+    const std::vector<std::vector<size_t>> candidates = in_place_candidates(g, ins);
+    std::vector<size_t> outs(ins.outputs.size());
+    for (size_t k = 0; k < outs.size(); ++k) outs[k] = k;
     // largest first, so that big values take the big free buffers
-    std::sort(outs.begin(), outs.end(), [&](int a, int b) { return bytes[static_cast<size_t>(a)] > bytes[static_cast<size_t>(b)]; });
-    for (int s : outs) {
-      const size_t su = static_cast<size_t>(s);
+    std::sort(outs.begin(), outs.end(), [&](size_t a, size_t b) {
+      return bytes[static_cast<size_t>(ins.outputs[a])] > bytes[static_cast<size_t>(ins.outputs[b])];
+    });
+    for (size_t k : outs) {
+      const size_t su = static_cast<size_t>(ins.outputs[k]);
       if (!allocated[su]) continue;
       plan.eager_bytes += bytes[su];
       if (escapes[su]) continue;
       const size_t need = static_cast<size_t>(std::max<int64_t>(bytes[su], 1));
-      auto it = free_buffers.lower_bound(need);  // best fit: the smallest free buffer that holds it
-      int b;
-      if (it != free_buffers.end()) {
-        b = it->second;
-        free_buffers.erase(it);
-      } else {
-        b = static_cast<int>(plan.buffer_bytes.size());
-        plan.buffer_bytes.push_back(need);
+      // In place: the buffer of an input read for the last time here (not a view: its own buffer, whole).
+      int b = -1;
+      for (size_t c : candidates[k]) {
+        const int in = ins.inputs[c];
+        const int held = plan.slot_buffer[static_cast<size_t>(in)];
+        if (held < 0 || last[static_cast<size_t>(in)] != static_cast<int>(i) || roots[static_cast<size_t>(in)].size() != 1 ||
+            roots[static_cast<size_t>(in)][0] != in) {
+          continue;
+        }
+        std::vector<int>& frees = frees_after[i];
+        const auto f = std::find(frees.begin(), frees.end(), held);
+        if (f == frees.end()) continue;  // taken by another output already
+        frees.erase(f);
+        b = held;
+        ++plan.in_place;
+        break;
+      }
+      if (b < 0) {
+        auto it = free_buffers.lower_bound(need);  // best fit: the smallest free buffer that holds it
+        if (it != free_buffers.end()) {
+          b = it->second;
+          free_buffers.erase(it);
+        } else {
+          b = static_cast<int>(plan.buffer_bytes.size());
+          plan.buffer_bytes.push_back(need);
+        }
       }
       plan.slot_buffer[su] = b;
       // free once the last reader has run (a value nobody reads: right after this instruction)

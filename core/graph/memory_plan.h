@@ -1,6 +1,6 @@
 // Memory planning: buffer lifetimes from the replay's instruction order, and one set of buffers per graph laid
 // out once (best fit, largest values first within an instruction), reused by every value whose lifetime does not
-// overlap. A replay takes a set from the graph's pool (or makes one) and gives it back after: no allocation per op.
+// overlap. An elementwise op (or fused loop) whose input dies there writes its result over that input. A replay takes a set from the graph's pool (or makes one) and gives it back after: no allocation per op.
 //
 // Values that leave the call (results, Parameter updates, and anything a view of theirs shares memory with) are
 // not planned: they get their own memory, as eagerly. Ops that return a view of an input (allocates_output false)
@@ -22,6 +22,7 @@ struct MemoryPlan {
   std::vector<int> slot_buffer;      // per executor slot: its buffer, or -1 (unplanned)
   int64_t planned_bytes = 0;         // the buffers together: the most a replay holds for its intermediate values
   int64_t eager_bytes = 0;           // what running the same ops eagerly allocates, one tensor per op output
+  int64_t in_place = 0;              // values computed into the buffer of an input that dies at their op
 
   /// Buffer sets of finished replays, ready for the next (one per replay running at the same time).
   std::mutex mu;

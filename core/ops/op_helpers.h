@@ -48,6 +48,25 @@ inline OpImpl with_elementwise(ElementwiseDef def, KernelFn general) {
           def};
 }
 
+/// A unary op with attributes: f(v, p) (captureless) with the P numbers `params` reads from the attributes, as the
+/// op's array functions (float32, float64) and as the kernel for the other dtypes, so the two give the same bits.
+template <int P, typename F>
+OpImpl param_kernel(F, void (*params)(const Attrs&, double*)) {
+  static_assert(P >= 1 && P <= kMaxElementParams);
+  const ElementwiseDef def{&cpu::unary_param_array<F, float, P>, &cpu::unary_param_array<F, double, P>, P, params};
+  return with_elementwise(def, [params](KernelCtx& c) {
+    double p[P];
+    params(c.attrs, p);
+    const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
+    const F f{};
+    visit_dtype(c.out_dtype, [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, bool>) {
+        cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return convert_element<T>(f(v, p)); });
+      }
+    });
+  });
+}
+
 // ---- bprop helpers ----
 /// One gradient per input, each summed down to its input's shape (undoing broadcasting); undefined kept.
 std::vector<Tensor> sum_to_inputs(const BpropCtx& c, std::vector<Tensor> grads);

@@ -1,5 +1,6 @@
 // Selection: where(cond, x, y) and clamp(x) {min, max}.
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "ops/op_helpers.h"
@@ -30,20 +31,22 @@ std::optional<double> opt_float(const Attrs& a, const char* name) {
   return a.get_float(name);
 }
 
-void clamp_kernel(KernelCtx& c) {
-  const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
-  const auto lo = opt_float(c.attrs, "min"), hi = opt_float(c.attrs, "max");
-  visit_dtype(c.out_dtype, [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, bool>) {
-      // Applied as max then min, like PyTorch (so min > max gives max everywhere).
-      cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) {
+// clamp's bounds as numbers: an absent one is an infinity, which no value passes (and NaN stays NaN).
+void clamp_params(const Attrs& a, double* p) {
+  p[0] = opt_float(a, "min").value_or(-std::numeric_limits<double>::infinity());
+  p[1] = opt_float(a, "max").value_or(std::numeric_limits<double>::infinity());
+}
+
+// Applied as max then min, like PyTorch (so min > max gives max everywhere); an int32 bound past int32 saturates.
+OpImpl clamp_kernel() {
+  return param_kernel<2>(
+      [](auto v, const double* p) {
         double d = static_cast<double>(v);
-        if (lo && d < *lo) d = *lo;
-        if (hi && d > *hi) d = *hi;
-        return std::isnan(static_cast<double>(v)) ? v : convert_element<T>(d);  // an int32 bound past int32 saturates
-      });
-    }
-  });
+        if (d < p[0]) d = p[0];
+        if (d > p[1]) d = p[1];
+        return std::isnan(static_cast<double>(v)) ? v : convert_element<decltype(v)>(d);
+      },
+      clamp_params);
 }
 
 }  // namespace
@@ -80,7 +83,9 @@ void register_select_ops(Registry& r) {
     op.attrs = {{"min", AttrKind::OptFloat, std::monostate{}}, {"max", AttrKind::OptFloat, std::monostate{}}};
     op.infer_shape = same_shape;
     op.infer_dtype = numeric_dtype;
-    op.cpu(clamp_kernel);
+    const OpImpl impl = clamp_kernel();
+    op.cpu(impl.kernel);
+    op.elementwise = impl.elementwise;
     // clamp: dout where min <= x <= max, 0 elsewhere (PyTorch's mask)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
       const Tensor& x = c.input(0);

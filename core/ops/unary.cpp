@@ -67,6 +67,8 @@ OpImpl vec_kernel(F f) {
   return with_elementwise({&cpu::unary_vec_array<V>, &cpu::unary_array<F, double>}, general_vec_kernel(V, f));
 }
 
+void alpha_param(const Attrs& a, double* p) { p[0] = a.get_float("alpha"); }
+
 template <typename T>
 T sigmoid_of(T v) {
   return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
@@ -233,9 +235,8 @@ void register_unary_ops(Registry& r) {
       {"round", numeric_dtype, map_kernel([](auto v) { return std::nearbyint(v); }), nullptr},
       // leaky_relu: dout where x > 0, alpha dout elsewhere
       {"leaky_relu", float_dtype,
-       map_kernel_with([](const Attrs& a) {
-         return [alpha = a.get_float("alpha")](auto v) { return v > 0 ? v : static_cast<decltype(v)>(alpha * v); };
-       }),
+       param_kernel<1>([](auto v, const double* p) { return v > 0 ? v : static_cast<decltype(v)>(p[0] * v); },
+                       alpha_param),
        [](const BpropCtx& c) -> std::vector<Tensor> {
          const Tensor& x = c.input(0);
          return {ops::where(x > like(0.0, x), c.dout, c.dout * c.attrs.get_float("alpha"))};
@@ -243,11 +244,9 @@ void register_unary_ops(Registry& r) {
        {{"alpha", AttrKind::Float, 0.01}}},
       // elu: x > 0 ? x : alpha (e^x - 1) -> dout where x > 0, alpha e^x dout elsewhere
       {"elu", float_dtype,
-       map_kernel_with([](const Attrs& a) {
-         return [alpha = a.get_float("alpha")](auto v) {
-           return v > 0 ? v : static_cast<decltype(v)>(alpha * std::expm1(v));
-         };
-       }),
+       param_kernel<1>(
+           [](auto v, const double* p) { return v > 0 ? v : static_cast<decltype(v)>(p[0] * std::expm1(v)); },
+           alpha_param),
        [](const BpropCtx& c) -> std::vector<Tensor> {
          const Tensor& x = c.input(0);
          return {ops::where(x > like(0.0, x), c.dout, c.dout * ops::exp(x) * c.attrs.get_float("alpha"))};
@@ -255,13 +254,13 @@ void register_unary_ops(Registry& r) {
        {{"alpha", AttrKind::Float, 1.0}}},
       // gelu "none": x Phi(x) -> Phi(x) + x phi(x); "tanh": 0.5 x (1 + tanh u), u = k (x + c x^3)
       {"gelu", float_dtype,
-       map_kernel_with([](const Attrs& a) {
-         return [tanh_approx = a.get_string("approximate") == "tanh"](auto v) {
-           using T = decltype(v);
-           if (tanh_approx) return static_cast<T>(0.5 * v * (1.0 + std::tanh(kGeluK * (v + kGeluC * v * v * v))));
-           return static_cast<T>(0.5 * v * (1.0 + std::erf(v / kSqrt2)));
-         };
-       }),
+       param_kernel<1>(
+           [](auto v, const double* p) {
+             using T = decltype(v);
+             if (p[0] != 0) return static_cast<T>(0.5 * v * (1.0 + std::tanh(kGeluK * (v + kGeluC * v * v * v))));
+             return static_cast<T>(0.5 * v * (1.0 + std::erf(v / kSqrt2)));
+           },
+           [](const Attrs& a, double* p) { p[0] = a.get_string("approximate") == "tanh" ? 1.0 : 0.0; }),
        [](const BpropCtx& c) -> std::vector<Tensor> {
          const Tensor& x = c.input(0);
          if (c.attrs.get_string("approximate") == "tanh") {

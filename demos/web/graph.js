@@ -286,8 +286,9 @@ function update() {
     document.body.dataset.ready = '1';
     return;
   }
-  if (document.querySelector('input[name=view]:checked').value === 'jit') {
-    showJitted(c);
+  const view = document.querySelector('input[name=view]:checked').value;
+  if (view === 'jit' || view === 'jit-traced') {
+    showJitted(c, view === 'jit');
     return;
   }
   for (const id of ['prev', 'next', 'reset', 'all']) $(id).hidden = false;
@@ -322,10 +323,12 @@ function update() {
 }
 
 // The jitted view: the same function's value and gradients as one optimised graph (no steps to walk through: the
-// replay runs it as a list of kernels, a fused group being one).
-function showJitted(c) {
+// replay runs it as a list of kernels, a fused group being one), or, to compare, the graph as traced (the passes
+// and fusion off).
+function showJitted(c, optimized) {
   const positions = c.names.map((_, i) => i);
-  const jitted = bp.jit(bp.valueAndGrad(c.fn, { gradPosition: positions }));
+  const options = optimized ? '' : ', { optimize: false, fuse: false }';
+  const jitted = bp.jit(bp.valueAndGrad(c.fn, { gradPosition: positions }), optimized ? {} : { optimize: false, fuse: false });
   let graph;
   let stats;
   try {
@@ -341,13 +344,15 @@ function showJitted(c) {
     jitted.dispose();
   }
   const jitModel = buildJitModel(graph, c.names);
-  $('message').textContent = `one graph for the value and the gradients: ${stats.nodesTraced} nodes traced, ` +
-    `${stats.nodes} after optimisation, ${stats.fusedGroups} fused loop${stats.fusedGroups === 1 ? '' : 's'}, ` +
-    `${stats.kernels} kernel${stats.kernels === 1 ? '' : 's'} per call`;
+  $('message').textContent = optimized
+    ? `one graph for the value and the gradients: ${stats.nodesTraced} nodes traced, ` +
+      `${stats.nodes} after optimisation, ${stats.fusedGroups} fused loop${stats.fusedGroups === 1 ? '' : 's'}, ` +
+      `${stats.kernels} kernel${stats.kernels === 1 ? '' : 's'} per call`
+    : `the graph as traced, before the passes: ${stats.nodesTraced} nodes, ${stats.kernels} kernels per call`;
   $('message').className = 'ok';
   $('message').dataset.kind = 'ok';
   $('graph').dataset.groups = String(graph.groups.length);
-  $('code').textContent = `const step = bp.jit(bp.valueAndGrad(f, { gradPosition: [${positions.join(', ')}] }));
+  $('code').textContent = `const step = bp.jit(bp.valueAndGrad(f, { gradPosition: [${positions.join(', ')}] })${options});
 const graph = step.exportGraph(${c.names.join(', ')});   // format bprop-jit-graph/1 (docs/graph.md)
 // graph.nodes: forward and backward ops in execution order, each with its fused group (or null);
 // graph.groups: consecutive elementwise nodes that a replay runs as one loop;
@@ -357,6 +362,11 @@ const graph = step.exportGraph(${c.names.join(', ')});   // format bprop-jit-gra
   $('list-title').textContent = 'Optimisation passes';
   $('step-label').textContent = '';
   $('steps').innerHTML = '';
+  if (!optimized) {
+    const li = document.createElement('li');
+    li.textContent = 'none: every op the trace recorded, each its own kernel (choose the optimised view to compare)';
+    $('steps').appendChild(li);
+  }
   for (const p of graph.passes) {
     const li = document.createElement('li');
     li.textContent = `${p.pass}: ${p.before} → ${p.after} ${p.pass === 'fuse-elementwise' ? 'kernels' : 'nodes'}`;
@@ -364,10 +374,14 @@ const graph = step.exportGraph(${c.names.join(', ')});   // format bprop-jit-gra
   }
   const info = $('step-info');
   info.style.whiteSpace = 'pre-wrap';
-  info.textContent = 'bp.jit traced f and its backward once, into one graph: the bprops ran while tracing, so their ops ' +
-    'are ordinary nodes here, after the forward ones. The passes (listed below) removed what was dead or repeated, ' +
-    'folded constants, simplified x·1 and the like, and grouped chains of elementwise ops of one shape into loops ' +
-    '(purple boxes) that run over the data once. Green: the value and the gradients the call returns.';
+  info.textContent = optimized
+    ? 'bp.jit traced f and its backward once, into one graph: the bprops ran while tracing, so their ops ' +
+      'are ordinary nodes here, after the forward ones. The passes (listed below) removed what was dead or repeated, ' +
+      'folded constants, simplified x·1 and the like, and grouped chains of elementwise ops of one shape into loops ' +
+      '(purple boxes) that run over the data once. Green: the value and the gradients the call returns.'
+    : 'bp.jit traced f and its backward once, into one graph: the bprops ran while tracing, so their ops are ' +
+      'ordinary nodes here, after the forward ones. This is the graph before the passes: the sens of ones, the ' +
+      'x·1 and the repeated subexpressions the bprops produce are all still there, and every node is its own kernel.';
   drawJitModel($('graph'), jitModel, showTip, hideTip);
   document.body.dataset.ready = '1';
 }

@@ -91,6 +91,19 @@ test('graph viewer, jitted view: one optimised graph with its fused loops drawn 
   await page.hover('#graph .node.grad');
   assert.match(await page.$eval('#tooltip', (t) => t.textContent), /^node \d+: %\d+ = \w+\(/);
   await screenshot(page, 'graph-jit');
+  // Before the passes: more nodes, no fused loops, every node its own kernel.
+  const drawnOptimised = await page.$$eval('#graph .node', (n) => n.length);
+  await page.check('input[name=view][value=jit-traced]');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('optimize: false'));
+  const before = await page.$eval('#message', (el) => el.textContent);
+  const b = /before the passes: (\d+) nodes, (\d+) kernels per call/.exec(before);
+  assert.ok(b, before);
+  assert.deepEqual([Number(b[1]), Number(b[2])], [traced, traced], before);
+  assert.equal(await page.$$eval('#graph .group', (g) => g.length), 0);
+  assert.ok((await page.$$eval('#graph .node', (n) => n.length)) > drawnOptimised);
+  await page.check('input[name=view][value=jit]');
+  await page.waitForFunction(() => document.body.dataset.ready === '1' && !document.getElementById('code').textContent.includes('optimize: false'));
+  assert.equal(await page.$$eval('#graph .group', (g) => g.length), groups);
   // The network case in the same view; back to the eager view restores the steps.
   await page.check('input[name=mode][value=net]');
   await page.waitForFunction(() => document.body.dataset.ready === '1' && document.getElementById('code').textContent.includes('W1, b1'));

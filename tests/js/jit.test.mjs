@@ -69,7 +69,7 @@ test('stats() has the fields of the core JitStats', () => {
     f(bp.ones([4]));
   });
   const s = f.stats();
-  for (const key of ['traces', 'replays', 'eagerCalls', 'gradCalls', 'nodes', 'nodesTraced', 'fusedGroups', 'kernels', 'plannedBytes', 'eagerBytes']) {
+  for (const key of ['traces', 'replays', 'eagerCalls', 'gradCalls', 'nodes', 'nodesTraced', 'fusedGroups', 'kernels', 'plannedBytes', 'eagerBytes', 'inPlace', 'donatedUpdates']) {
     assert.equal(typeof s[key], 'number', key);
     assert.ok(Number.isInteger(s[key]) && s[key] >= 0, `${key} = ${s[key]}`);
   }
@@ -141,6 +141,40 @@ test('valueAndGrad of sum(tanh(x) * x): jitted equals eager bit for bit, float32
     }
     assert.deepEqual([jitted.stats().traces, jitted.stats().replays], [2, 6]);
     jitted.dispose();
+  });
+});
+
+test('fused loops with attributes and column broadcasts, and values written over dying inputs, keep the eager bits', () => {
+  bp.tidy(() => {
+    // leakyRelu / elu / gelu / clamp take their attributes into the loop; (n, 1) and (c, 1, 1) repeat along the
+    // trailing dimensions; the log_softmax backward subtracts a column
+    const f = (x, col) => {
+      const y = bp.ops.leakyRelu(x.mul(3), { alpha: 0.2 }).add(bp.ops.elu(x, { alpha: 0.7 }))
+        .add(bp.ops.gelu(x, { approximate: 'tanh' })).add(x.clamp({ min: -0.5 })).add(x.clamp({ max: 0.25 }));
+      return bp.ops.exp(y.sub(col)).mul(col);
+    };
+    for (const dtype of ['float32', 'float64']) {
+      for (const [shape, colShape] of [[[6, 5], [6, 1]], [[4, 3, 17, 19], [3, 1, 1]]]) {
+        const x = bp.randn(shape, { seed: 3, dtype });
+        const col = bp.randn(colShape, { seed: 4, dtype });
+        const jitted = bp.jit(f);
+        sameBits(jitted(x, col), f(x, col), `${dtype} ${shape}`);
+        assert.equal(jitted.stats().kernels, 1, jitted.lower(x, col));
+        jitted.dispose();
+      }
+    }
+    const loss = (x) => bp.ops.sum(bp.ops.logSoftmax(x.mul(x)).mul(x));
+    const step = bp.jit(bp.valueAndGrad(loss));
+    const x = bp.randn([64, 10], { seed: 5 });
+    sameTree(step(x), bp.valueAndGrad(loss)(x));
+    step.dispose();
+    // tanh reads the matmul's result for the last time: its loop writes over it
+    const layer = (a, w) => bp.ops.sum(bp.ops.tanh(a.matmul(w)).mul(2));
+    const layerStep = bp.jit(bp.valueAndGrad(layer, { gradPosition: [0, 1] }));
+    const w = bp.randn([10, 16], { seed: 6 });
+    sameTree(layerStep(x, w), bp.valueAndGrad(layer, { gradPosition: [0, 1] })(x, w));
+    assert.ok(layerStep.stats().inPlace >= 1, layerStep.lower(x, w));
+    layerStep.dispose();
   });
 });
 

@@ -64,13 +64,15 @@ struct JitStats {
   double compile_seconds = 0; // tracing and optimising it
   int64_t planned_bytes = 0;  // the buffers a replay uses for intermediate values (reused across calls)
   int64_t eager_bytes = 0;    // what the same ops allocate eagerly, one tensor per op output
+  int64_t in_place = 0;       // values computed into the buffer of an elementwise input that dies at their op
   int64_t donated_updates = 0;  // Parameter updates computed straight into the Parameter (the others are copied in)
   std::vector<JitPassRecord> passes;
 };
 
 class JitFn {
  public:
-  explicit JitFn(Fn fn, JitOptions options = {});
+  /// `where`: the source location of nodes traced outside any TraceLocation (none when empty).
+  explicit JitFn(Fn fn, JitOptions options = {}, std::string where = {});
   Value operator()(const std::vector<Tensor>& args) const;
   /// The graph for these arguments' signature, as text (traced now if it was not).
   std::string lower(const std::vector<Tensor>& args) const;
@@ -102,6 +104,7 @@ class JitFn {
   Device target_device(const std::vector<Tensor>& args) const;
   Fn fn_;
   JitOptions options_;
+  std::string where_;
   std::shared_ptr<State> state_;
 };
 
@@ -122,7 +125,16 @@ class TraceLocation {
   bool active_;
 };
 
-/// fn traced into a graph on first call per signature, optimised, and replayed after.
-JitFn jit(Fn fn, JitOptions options = {});
+/// Where a function was given to jit (its caller's file and line, by default argument).
+struct JitSite {
+  // (the builtins std::source_location is made of: Emscripten 3.1's libc++ has no <source_location>)
+  JitSite(const char* file = __builtin_FILE(), int line = __builtin_LINE()) : file(file), line(line) {}  // NOLINT
+  const char* file;
+  int line;
+};
+
+/// fn traced into a graph on first call per signature, optimised, and replayed after. The nodes fn's trace
+/// records outside any TraceLocation are marked with where jit was called ("train.cpp:42 (jit)").
+JitFn jit(Fn fn, JitOptions options = {}, JitSite site = {});
 
 }  // namespace bprop

@@ -70,10 +70,17 @@ struct ElementOperand {
 /// operand and the output of that dtype. The op's eager kernel runs this same function wherever its operands
 /// qualify (same dtype, each of the output's shape or one element), so a graph's fused loop calling it on tiles
 /// gives the eager kernel's bits.
+///
+/// An op with attributes (leaky_relu's alpha, clamp's bounds) has its array functions take them as numbers after
+/// the tensor operands: `num_params` one-element operands of type double whatever the dtype, whose values
+/// `params(attrs, out)` gives. (A fused loop reads them once per graph, the eager kernel once per call.)
 using ElementFn = void (*)(const ElementOperand* in, void* out, int64_t n);
+constexpr int kMaxElementParams = 2;
 struct ElementwiseDef {
   ElementFn f32 = nullptr;
   ElementFn f64 = nullptr;
+  int num_params = 0;
+  void (*params)(const Attrs& attrs, double* out) = nullptr;
   ElementFn fn(DType dt) const { return dt == DType::Float32 ? f32 : dt == DType::Float64 ? f64 : nullptr; }
   bool any() const { return f32 || f64; }
 };

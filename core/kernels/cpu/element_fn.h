@@ -42,6 +42,22 @@ void binary_array(const ElementOperand* in, void* out, int64_t n) {
   }
 }
 
+/// out[i] = F()(x[i], p) in T, p the P numbers from the op's attributes (operands 1..P, doubles).
+template <typename F, typename T, int P>
+void unary_param_array(const ElementOperand* in, void* out, int64_t n) {
+  const T* x = static_cast<const T*>(in[0].data);
+  T* y = static_cast<T*>(out);
+  double p[P];
+  for (int k = 0; k < P; ++k) p[k] = *static_cast<const double*>(in[1 + k].data);
+  const F f{};
+  if (in[0].scalar) {
+    const T v = convert_element<T>(f(x[0], p));
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(x[i], p));
+}
+
 /// float32 through a vectorised array function V (contiguous input); a repeated input through V on one element.
 template <void (*V)(const float*, float*, int64_t)>
 void unary_vec_array(const ElementOperand* in, void* out, int64_t n) {
@@ -63,8 +79,11 @@ inline bool run_elementwise(const ElementwiseDef& def, KernelCtx& c) {
   const ElementFn fn = def.fn(c.out_dtype);
   if (!fn || c.inputs.size() > 3) return false;
   const int64_t n = c.out.numel();
-  ElementOperand ops[3];
+  ElementOperand ops[3 + kMaxElementParams];
   const size_t arity = c.inputs.size();
+  double params[kMaxElementParams];
+  if (def.num_params > 0) def.params(c.attrs, params);
+  for (int k = 0; k < def.num_params; ++k) ops[arity + static_cast<size_t>(k)] = {&params[k], true};
   for (size_t i = 0; i < arity; ++i) {
     const Tensor& t = c.inputs[i];
     if (!t.defined() || t.dtype() != c.out_dtype) return false;
@@ -75,8 +94,8 @@ inline bool run_elementwise(const ElementwiseDef& def, KernelCtx& c) {
   const size_t esize = dtype_size(c.out_dtype);
   char* out = static_cast<char*>(c.out.raw_data());
   parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
-    ElementOperand chunk[3];
-    for (size_t i = 0; i < arity; ++i) {
+    ElementOperand chunk[3 + kMaxElementParams];
+    for (size_t i = 0; i < arity + static_cast<size_t>(def.num_params); ++i) {
       chunk[i] = ops[i];
       if (!ops[i].scalar) chunk[i].data = static_cast<const char*>(ops[i].data) + b * static_cast<int64_t>(esize);
     }

@@ -432,6 +432,18 @@ TEST(Jit, SourceLocationsMarkNodesAndErrorsAtReplay) {
     EXPECT_NE(m.find("For 'gather', index 7"), std::string::npos) << m;
     EXPECT_NE(m.find("(in the jitted function, traced at jit_test.cpp:"), std::string::npos) << m;
   }
+  // without a TraceLocation, nodes are marked with where jit was called
+  const int line = __LINE__ + 1;
+  const JitFn plain = jit([](const std::vector<Tensor>& a) -> Value { return ops::gather(ops::exp(a[0]), a[1], 0); });
+  const std::string site = "jit_test.cpp:" + std::to_string(line) + " (jit)";
+  const std::string plain_ir = plain.lower({ones({3}), tensor_i32({0, 2}, {2})});
+  EXPECT_NE(plain_ir.find("= exp(%0) : (3,) float32  # " + site), std::string::npos) << plain_ir;
+  try {
+    plain({ones({3}), tensor_i32({0, 7}, {2})});
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("traced at " + site), std::string::npos) << e.what();
+  }
   // outside a trace it does nothing
   { TraceLocation idle; }
   EXPECT_FALSE(graph::tracing());

@@ -225,8 +225,7 @@ TEST(GraphPasses, ElementwiseChainsFuseIntoOneLoop) {
 
 TEST(GraphPasses, RowBroadcastsFuseAndMatchEager) {
   // A bias row added to a batch and activated, as in a dense layer, with rows that do not divide the tile, a
-  // loop split across threads, (1, n) and (n,) rows, float64; a column (n, 1) does not repeat its data and
-  // keeps its own kernel.
+  // loop split across threads, (1, n) and (n,) rows, float64.
   for (DType dt : {DType::Float32, DType::Float64}) {
     for (const Shape& bias_shape : {Shape{7}, Shape{1, 7}}) {
       const Fn layer = [](const std::vector<Tensor>& a) -> Value {
@@ -242,11 +241,59 @@ TEST(GraphPasses, RowBroadcastsFuseAndMatchEager) {
       EXPECT_TRUE(fused_add) << j.lower({x, bias});
     }
   }
-  const Fn column = [](const std::vector<Tensor>& a) -> Value { return ops::exp(a[0] + a[1]); };
-  const JitFn jc = jit(column);
-  const Tensor x = randn({4, 3}, 1), col = randn({4, 1}, 2);
-  expect_bitwise_equal(jc({x, col}), column({x, col}));
-  EXPECT_EQ(jc.stats().fused_groups, 0) << jc.lower({x, col});
+}
+
+TEST(GraphPasses, ColumnBroadcastsFuseAndMatchEager) {
+  // A column (batch, 1), as a softmax's backward subtracts, and a per-channel (c, 1, 1) of (n, c, h, w): each
+  // element repeats along the trailing dimensions; sizes that do not divide the tile, a threaded loop, float64.
+  const Fn f = [](const std::vector<Tensor>& a) -> Value { return ops::exp(a[0] - a[1]) * a[1] + a[0]; };
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (const auto& [shape, col] : std::vector<std::pair<Shape, Shape>>{
+             {{4, 3}, {4, 1}}, {{10001, 7}, {10001, 1}}, {{5, 3, 33, 31}, {3, 1, 1}}, {{2, 6, 40, 40}, {1, 6, 1, 1}},
+             {{3, 70, 500}, {70, 1}}}) {
+      const Tensor x = randn(shape, 1, dt), c = randn(col, 2, dt);
+      const JitFn j = jit(f);
+      expect_bitwise_equal(j({x, c}), f({x, c}));
+      EXPECT_EQ(j.stats().fused_groups, 1) << j.lower({x, c});
+      EXPECT_EQ(j.stats().kernels, 1) << j.lower({x, c});
+    }
+  }
+  // the log_softmax backward's column, inside a traced gradient
+  const Fn loss = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::log_softmax(a[0], -1) * a[0]);
+  };
+  const GradFn g = value_and_grad(loss);
+  const Tensor x = randn({300, 10}, 3);
+  expect_bitwise_equal(jit(g)({x}), g({x}));
+  // a broadcast that is neither (a middle dimension repeated) keeps its own kernel
+  const Tensor y = randn({4, 3, 5}, 4), mid = randn({4, 1, 5}, 5);
+  const JitFn jm = jit(f);
+  expect_bitwise_equal(jm({y, mid}), f({y, mid}));
+  EXPECT_EQ(jm.stats().fused_groups, 0) << jm.lower({y, mid});
+}
+
+TEST(GraphPasses, OpsWithAttributesFuseWithTheirAttributesAsNumbers) {
+  // leaky_relu's and elu's alpha, gelu's approximation, clamp's bounds (one or both): each step gets its own
+  // numbers, and the loop gives the eager kernels' bits
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor& x = a[0];
+    const Tensor y = ops::leaky_relu(x * 3.0, 0.2) + ops::leaky_relu(x, 0.05) + ops::elu(x, 0.7) +
+                     ops::gelu(x, "tanh") * ops::gelu(x) + ops::clamp(x, -0.5, std::nullopt) +
+                     ops::clamp(x, std::nullopt, 0.25) + ops::clamp(x, -1.0, 1.0);
+    return ops::exp(y);
+  };
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    for (int64_t n : {int64_t{7}, int64_t{50001}}) {
+      Tensor x = randn({n}, 11, dt) * 2.0;
+      const JitFn j = jit(f);
+      expect_bitwise_equal(j({x}), f({x}));
+      EXPECT_EQ(j.stats().kernels, 1) << j.lower({x});
+    }
+  }
+  // a NaN passes clamp unchanged, as eagerly
+  const Tensor nan = tensor({std::nan(""), 3.0, -3.0}, {3});
+  const Fn clamp_only = [](const std::vector<Tensor>& a) -> Value { return ops::clamp(a[0] * 1.0, -1.0, 1.0) + 0.0; };
+  expect_bitwise_equal(jit(clamp_only)({nan}), clamp_only({nan}));
 }
 
 TEST(GraphPasses, FusedLoopsMatchEagerOnLargeAndDoubleData) {
@@ -326,6 +373,54 @@ TEST(MemoryPlan, IntermediateValuesShareBuffersAcrossTheCall) {
   const JitStats s = j.stats();
   EXPECT_EQ(s.eager_bytes, 12 * 8 * 16 * 4 + 4);  // 12 outputs of (8, 16) float32, and the sum
   EXPECT_EQ(s.planned_bytes, 2 * 8 * 16 * 4) << "the sum is returned: its own memory";
+}
+
+TEST(MemoryPlan, ElementwiseOpsWriteOverAnInputThatDiesThere) {
+  // matmul -> exp -> tanh -> sum, unfused: exp and tanh each take over their dying input's buffer, so the
+  // intermediate values need one buffer, not two (an input and an output live at once)
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::tanh(ops::exp(ops::matmul(a[0], a[1]))));
+  };
+  JitOptions no_fusion;
+  no_fusion.fuse = false;
+  const JitFn j = jit(f, no_fusion);
+  const Tensor x = randn({8, 16}, 1), w = randn({16, 16}, 2);
+  for (int call = 0; call < 3; ++call) expect_bitwise_equal(j({x, w}), f({x, w}));
+  EXPECT_EQ(j.stats().in_place, 2) << j.lower({x, w});
+  EXPECT_EQ(j.stats().planned_bytes, 8 * 16 * 4);
+  // an input read again later keeps its buffer: exp(m) + m reads m after exp
+  const Fn reread = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor m = ops::matmul(a[0], a[1]);
+    return ops::sum(ops::matmul(ops::exp(m) + m, a[1]));
+  };
+  const JitFn k = jit(reread, no_fusion);
+  for (int call = 0; call < 2; ++call) expect_bitwise_equal(k({x, w}), reread({x, w}));
+  EXPECT_EQ(k.stats().in_place, 1) << "only the add, where m dies";
+}
+
+TEST(MemoryPlan, FusedLoopsWriteOverAnOperandNoLaterStepReads) {
+  // one loop over m: e = exp(m) is written out (the next matmul reads it) and later steps still read m, so e
+  // needs its own buffer; the last result, e * m + 1, is written over m
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor m = ops::matmul(a[0], a[1]);
+    const Tensor e = ops::exp(m);
+    const Tensor z = e * m + 1.0;
+    return ops::sum(ops::matmul(e, a[1])) + ops::sum(ops::matmul(z, a[1]));
+  };
+  const JitFn j = jit(f);
+  const Tensor x = randn({8, 16}, 3), w = randn({16, 16}, 4);
+  for (int call = 0; call < 3; ++call) expect_bitwise_equal(j({x, w}), f({x, w}));
+  const JitStats s = j.stats();
+  EXPECT_EQ(s.in_place, 1) << j.lower({x, w});
+  // and over a large, threaded loop, and a gradient's chains
+  const Fn loss = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::tanh(ops::matmul(a[0], a[1]) * 0.5) * ops::sigmoid(ops::matmul(a[0], a[1])));
+  };
+  const Tensor big = randn({4096, 16}, 5);
+  const GradFn g = value_and_grad(loss, {0, 1});
+  const JitFn jg = jit(g);
+  for (int call = 0; call < 2; ++call) expect_bitwise_equal(jg({big, w}), g({big, w}));
+  EXPECT_GE(jg.stats().in_place, 1) << jg.lower({big, w});
 }
 
 TEST(MemoryPlan, ResultsAndTheirViewsKeepTheirOwnMemory) {
