@@ -24,10 +24,12 @@ KernelFn general_binary_kernel(F f) {
   };
 }
 
-// f (captureless) as the op's array functions, and the kernel for other dtypes and broadcasts.
-template <typename F>
+// f (captureless) as the op's array functions, and the kernel for other dtypes and broadcasts (kVectorizes: false
+// when f calls libm, cpu::elementwise_loop).
+template <bool kVectorizes = true, typename F>
 OpImpl binary_kernel(F f) {
-  return with_elementwise({&cpu::binary_array<F, float>, &cpu::binary_array<F, double>}, general_binary_kernel(f));
+  return with_elementwise({&cpu::binary_array<F, float, kVectorizes>, &cpu::binary_array<F, double, kVectorizes>},
+                          general_binary_kernel(f));
 }
 
 // The float32 array function of add sub mul div: the loops of kernels/cpu/vmath.h.
@@ -124,7 +126,7 @@ void register_binary_ops(Registry& r) {
                                   c.needs(1) ? -(c.dout * c.out / c.input(1)) : Tensor()});
        }},
       // pow: dx = dout y x^(y-1), dy = dout out log x (0 where x == 0, as PyTorch)
-      {"pow", promote_dtype, binary_kernel([](auto x, auto y) { return std::pow(x, y); }),
+      {"pow", promote_dtype, binary_kernel<false>([](auto x, auto y) { return std::pow(x, y); }),
        [](const BpropCtx& c) {
          const Tensor &x = c.input(0), &y = c.input(1);
          Tensor dx, dy;
@@ -151,7 +153,7 @@ void register_binary_ops(Registry& r) {
          return sum_to_inputs(c, {c.dout * wx, c.needs(1) ? c.dout * (1.0 - wx) : Tensor()});
        }},
       // atan2(x, y) = angle of (y, x): dx = dout y / (x^2 + y^2), dy = -dout x / (x^2 + y^2)
-      {"atan2", float_promote, binary_kernel([](auto x, auto y) { return std::atan2(x, y); }),
+      {"atan2", float_promote, binary_kernel<false>([](auto x, auto y) { return std::atan2(x, y); }),
        [](const BpropCtx& c) {
          const Tensor &x = c.input(0), &y = c.input(1);
          const Tensor scale = c.dout / (x * x + y * y);

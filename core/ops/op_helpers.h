@@ -50,10 +50,12 @@ inline OpImpl with_elementwise(ElementwiseDef def, KernelFn general) {
 
 /// A unary op with attributes: f(v, p) (captureless) with the P numbers `params` reads from the attributes, as the
 /// op's array functions (float32, float64) and as the kernel for the other dtypes, so the two give the same bits.
-template <int P, typename F>
+/// (kVectorizes: false when f calls libm, cpu::elementwise_loop)
+template <int P, bool kVectorizes = true, typename F>
 OpImpl param_kernel(F, void (*params)(const Attrs&, double*)) {
   static_assert(P >= 1 && P <= kMaxElementParams);
-  const ElementwiseDef def{&cpu::unary_param_array<F, float, P>, &cpu::unary_param_array<F, double, P>, P, params};
+  const ElementwiseDef def{&cpu::unary_param_array<F, float, P, kVectorizes>,
+                           &cpu::unary_param_array<F, double, P, kVectorizes>, P, params};
   return with_elementwise(def, [params](KernelCtx& c) {
     double p[P];
     params(c.attrs, p);

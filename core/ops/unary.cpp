@@ -36,10 +36,11 @@ KernelFn map_kernel_with(Make make) {
     });
   };
 }
-// f (captureless) as the op's array functions, and the kernel for other dtypes.
-template <typename F>
+// f (captureless) as the op's array functions, and the kernel for other dtypes (kVectorizes: false when f calls
+// libm, cpu::elementwise_loop).
+template <bool kVectorizes = true, typename F>
 OpImpl map_kernel(F f) {
-  return with_elementwise({&cpu::unary_array<F, float>, &cpu::unary_array<F, double>},
+  return with_elementwise({&cpu::unary_array<F, float, kVectorizes>, &cpu::unary_array<F, double, kVectorizes>},
                           map_kernel_with([f](const Attrs&) { return f; }));
 }
 
@@ -64,7 +65,7 @@ KernelFn general_vec_kernel(VecFn vec, F f) {
 // float32 through the vectorised array function V (chunks split over threads), float64 through f.
 template <VecFn V, typename F>
 OpImpl vec_kernel(F f) {
-  return with_elementwise({&cpu::unary_vec_array<V>, &cpu::unary_array<F, double>}, general_vec_kernel(V, f));
+  return with_elementwise({&cpu::unary_vec_array<V>, &cpu::unary_array<F, double, false>}, general_vec_kernel(V, f));
 }
 
 void alpha_param(const Attrs& a, double* p) { p[0] = a.get_float("alpha"); }
@@ -95,6 +96,7 @@ using VecGradFn = void (*)(const float*, const float*, float*, int64_t);
 
 // dy where y > 0, else 0 (a select, not a product: an infinite dy where y <= 0 gives 0, as in PyTorch).
 void relu_grad_f32(const float* y, const float* dy, float* out, int64_t n) {
+  BPROP_ELEMENTWISE_LOOP
   for (int64_t i = 0; i < n; ++i) {
     const float d = dy[i];  // loaded unconditionally, so the select vectorises (no branch per element)
     out[i] = y[i] > 0.0f ? d : 0.0f;
@@ -198,13 +200,13 @@ void register_unary_ops(Registry& r) {
       {"reciprocal", float_dtype, map_kernel([](auto v) { return decltype(v)(1) / v; }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return -(out * out); })},
       // sin: cos x dout
-      {"sin", float_dtype, map_kernel([](auto v) { return std::sin(v); }),
+      {"sin", float_dtype, map_kernel<false>([](auto v) { return std::sin(v); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::cos(x); })},
       // cos: -sin x dout
-      {"cos", float_dtype, map_kernel([](auto v) { return std::cos(v); }),
+      {"cos", float_dtype, map_kernel<false>([](auto v) { return std::cos(v); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return -ops::sin(x); })},
       // tan: (1 + tan^2 x) dout
-      {"tan", float_dtype, map_kernel([](auto v) { return std::tan(v); }),
+      {"tan", float_dtype, map_kernel<false>([](auto v) { return std::tan(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * out + 1.0; })},
       // tanh: (1 - out^2) dout, fused into tanh_grad
       {"tanh", float_dtype, vec_kernel<cpu::vm::tanh>([](auto v) { return std::tanh(v); }),
@@ -227,7 +229,7 @@ void register_unary_ops(Registry& r) {
        vec_kernel<cpu::vm::softplus>([](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sigmoid(x); })},
       // erf: 2/sqrt(pi) e^{-x^2}
-      {"erf", float_dtype, map_kernel([](auto v) { return std::erf(v); }),
+      {"erf", float_dtype, map_kernel<false>([](auto v) { return std::erf(v); }),
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::exp(-(x * x)) * kTwoOverSqrtPi; })},
       {"floor", numeric_dtype, map_kernel([](auto v) { return std::floor(v); }), nullptr},
       {"ceil", numeric_dtype, map_kernel([](auto v) { return std::ceil(v); }), nullptr},
@@ -244,7 +246,7 @@ void register_unary_ops(Registry& r) {
        {{"alpha", AttrKind::Float, 0.01}}},
       // elu: x > 0 ? x : alpha (e^x - 1) -> dout where x > 0, alpha e^x dout elsewhere
       {"elu", float_dtype,
-       param_kernel<1>(
+       param_kernel<1, false>(
            [](auto v, const double* p) { return v > 0 ? v : static_cast<decltype(v)>(p[0] * std::expm1(v)); },
            alpha_param),
        [](const BpropCtx& c) -> std::vector<Tensor> {
@@ -254,7 +256,7 @@ void register_unary_ops(Registry& r) {
        {{"alpha", AttrKind::Float, 1.0}}},
       // gelu "none": x Phi(x) -> Phi(x) + x phi(x); "tanh": 0.5 x (1 + tanh u), u = k (x + c x^3)
       {"gelu", float_dtype,
-       param_kernel<1>(
+       param_kernel<1, false>(
            [](auto v, const double* p) {
              using T = decltype(v);
              if (p[0] != 0) return static_cast<T>(0.5 * v * (1.0 + std::tanh(kGeluK * (v + kGeluC * v * v * v))));

@@ -7,11 +7,15 @@
 #include "bprop/dtype.h"
 #include "bprop/registry.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/loop_hints.h"
 
 namespace bprop::cpu {
 
+// kVectorizes: false for functions the compilers cannot vectorise (libm calls such as std::sin), whose loops then
+// carry no in-place hint (kernels/cpu/loop_hints.h).
+
 /// out[i] = F()(x[i]) in T (F a captureless lambda: its type alone names the function).
-template <typename F, typename T>
+template <typename F, typename T, bool kVectorizes = true>
 void unary_array(const ElementOperand* in, void* out, int64_t n) {
   const T* x = static_cast<const T*>(in[0].data);
   T* y = static_cast<T*>(out);
@@ -21,11 +25,11 @@ void unary_array(const ElementOperand* in, void* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = v;
     return;
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(x[i]));
+  elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(x[i])); });
 }
 
 /// out[i] = F()(a[i], b[i]) in T.
-template <typename F, typename T>
+template <typename F, typename T, bool kVectorizes = true>
 void binary_array(const ElementOperand* in, void* out, int64_t n) {
   const T* a = static_cast<const T*>(in[0].data);
   const T* b = static_cast<const T*>(in[1].data);
@@ -33,17 +37,17 @@ void binary_array(const ElementOperand* in, void* out, int64_t n) {
   const F f{};
   if (in[0].scalar) {
     const T av = a[0];
-    for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(av, b[i]));
+    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(av, b[i])); });
   } else if (in[1].scalar) {
     const T bv = b[0];
-    for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(a[i], bv));
+    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(a[i], bv)); });
   } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(a[i], b[i]));
+    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(a[i], b[i])); });
   }
 }
 
 /// out[i] = F()(x[i], p) in T, p the P numbers from the op's attributes (operands 1..P, doubles).
-template <typename F, typename T, int P>
+template <typename F, typename T, int P, bool kVectorizes = true>
 void unary_param_array(const ElementOperand* in, void* out, int64_t n) {
   const T* x = static_cast<const T*>(in[0].data);
   T* y = static_cast<T*>(out);
@@ -55,7 +59,7 @@ void unary_param_array(const ElementOperand* in, void* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = v;
     return;
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = convert_element<T>(f(x[i], p));
+  elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(x[i], p)); });
 }
 
 /// float32 through a vectorised array function V (contiguous input); a repeated input through V on one element.

@@ -25,8 +25,11 @@
 
 // clang: two vectors per iteration (independent dependency chains to overlap: the functions are long chains).
 // This file needs -O2 or more: clang does not vectorise at -Oz, not even loops marked so (it warns then).
+// The loops may run in place (kernels/cpu/loop_hints.h): assume_safety / ivdep keep them vectorised then.
 #if defined(__clang__)
-#define BPROP_VM_VECTORIZE _Pragma("clang loop vectorize(enable) interleave_count(2)")
+#define BPROP_VM_VECTORIZE _Pragma("clang loop vectorize(assume_safety) interleave_count(2)")
+#elif defined(__GNUC__)
+#define BPROP_VM_VECTORIZE _Pragma("GCC ivdep")
 #else
 #define BPROP_VM_VECTORIZE
 #endif
