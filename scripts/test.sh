@@ -14,6 +14,7 @@ bash scripts/test-sanitizers.sh
 echo "== WebAssembly build =="
 bash scripts/build-wasm.sh
 echo "== JavaScript tests (node --test) =="
+bash scripts/setup-node22.sh  # the package is also run in Node 22 (tests/js/package.test.mjs)
 node --test tests/js/
 echo "== browser tests (headless Chromium) =="
 bash scripts/setup.sh chromium

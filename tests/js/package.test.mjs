@@ -15,20 +15,14 @@ test('tsc --noEmit accepts the typed example (tests/js/types/example.ts)', () =>
   assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
-test('npm pack: the tarball installs into an empty project, imports and differentiates', () => {
-  const { app, files } = packAndInstall();
-  const modules = readdirSync(join(root, 'web')).filter((f) => f.endsWith('.js')).map((f) => `web/${f}`);
-  for (const f of ['web/dist/bprop.mjs', 'web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.d.ts', 'web/bin/bprop-check.mjs', ...modules]) {
-    assert.ok(files.includes(f), `${f} is in the package`);
-  }
+/** An app using the installed package with ESM import (main.js) and require (main.cjs). */
+function writeApp(app) {
   writeFileSync(join(app, 'main.js'), [
     "import { init } from 'bprop';",
     'const bp = await init();',
     'const cube = (x) => x.mul(x).mul(x);',
-    'console.log(bp.grad(cube)(bp.tensor(2)).item(), bp.grad(bp.grad(cube))(bp.tensor(2)).item());',
+    'console.log(bp.grad(cube)(bp.tensor(2)).item(), bp.grad(bp.grad(cube))(bp.tensor(2)).item(), bp.gemmKernel);',
   ].join('\n'));
-  const out = execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' });
-  assert.equal(out.trim(), '12 12');
   // require() gets the CommonJS build, with the classes there before init() resolves.
   writeFileSync(join(app, 'main.cjs'), [
     "const { init, Tensor, ShapeError } = require('bprop');",
@@ -40,7 +34,35 @@ test('npm pack: the tarball installs into an empty project, imports and differen
     '  console.log(bp.grad(cube)(bp.tensor(2)).item(), bp.tensor(1) instanceof Tensor, shapeError);',
     '});',
   ].join('\n'));
+}
+
+test('npm pack: the tarball installs into an empty project, imports and differentiates', () => {
+  const { app, files } = packAndInstall();
+  const modules = readdirSync(join(root, 'web')).filter((f) => f.endsWith('.js')).map((f) => `web/${f}`);
+  for (const f of ['web/dist/bprop.mjs', 'web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.d.ts', 'web/bin/bprop-check.mjs', ...modules]) {
+    assert.ok(files.includes(f), `${f} is in the package`);
+  }
+  writeApp(app);
+  // (this Node 20 without --experimental-wasm-relaxed-simd: the SIMD128 GEMM)
+  const out = execFileSync(process.execPath, ['main.js'], { cwd: app, encoding: 'utf8' });
+  assert.equal(out.trim(), '12 12 simd128');
   const required = execFileSync(process.execPath, ['main.cjs'], { cwd: app, encoding: 'utf8' });
   assert.equal(required.trim(), '12 true true');
   assert.ok(existsSync(join(app, 'node_modules', '.bin', 'bprop-check')));
+});
+
+// Node 22 from scripts/setup-node22.sh (run by npm test): the published binary exists for Linux x86-64 only.
+const node22 = join(root, 'build', 'node22', 'bin', 'node');
+const linuxX64 = process.platform === 'linux' && process.arch === 'x64';
+test('Node 22: the installed package imports, requires and differentiates, with relaxed SIMD and no flag', { skip: !linuxX64 && 'Node 22 is fetched for Linux x86-64 only' }, () => {
+  assert.ok(existsSync(node22), 'no build/node22/bin/node: run bash scripts/setup-node22.sh');
+  assert.match(execFileSync(node22, ['--version'], { encoding: 'utf8' }), /^v22\./);
+  const { app } = packAndInstall();
+  writeApp(app);
+  assert.equal(execFileSync(node22, ['main.js'], { cwd: app, encoding: 'utf8' }).trim(), '12 12 relaxed-simd');
+  assert.equal(execFileSync(node22, ['main.cjs'], { cwd: app, encoding: 'utf8' }).trim(), '12 true true');
+  // and the package's own command, on a vector file
+  const check = spawnSync(node22, [join(app, 'node_modules', 'bprop', 'web', 'bin', 'bprop-check.mjs'), join(root, 'tests', 'vectors', 'unary.json')], { encoding: 'utf8' });
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+  assert.match(check.stdout, /passed, 0 failed/);
 });
