@@ -97,7 +97,11 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
     step.fn = n.op->elementwise.fn(n.dtype);
     step.arity = static_cast<uint8_t>(n.inputs.size());
     step.num_params = static_cast<uint8_t>(n.op->elementwise.num_params);
-    if (step.num_params > 0) n.op->elementwise.params(n.attrs, step.params);
+    step.params = static_cast<int32_t>(loop.params.size());
+    if (step.num_params > 0) {
+      loop.params.resize(loop.params.size() + step.num_params);
+      n.op->elementwise.params(n.attrs, loop.params.data() + step.params);
+    }
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int v = n.inputs[i];
       if (auto it = step_of.find(v); it != step_of.end()) {
@@ -165,7 +169,7 @@ void run_range(const FusedLoop& loop, const std::vector<const char*>& outside, c
     }
     for (const FusedLoop::Step& step : loop.steps) {
       ElementOperand in[3 + kMaxElementParams];
-      for (uint8_t k = 0; k < step.num_params; ++k) in[step.arity + k] = {&step.params[k], true};
+      for (uint8_t k = 0; k < step.num_params; ++k) in[step.arity + k] = {&loop.params[static_cast<size_t>(step.params + k)], true};
       for (uint8_t i = 0; i < step.arity; ++i) {
         const FusedLoop::Source src = step.in[i];
         switch (src.kind) {

@@ -17,17 +17,21 @@ struct FusedLoop {
   /// Where a step operand comes from: an outside value (whole, or one element repeated), or an earlier step's
   /// tile (in a scratch slot, or in the buffer of a result written out).
   struct Source {
-    enum Kind : uint8_t { Outside, OutsideScalar, OutsideRow, Slot, Result } kind;
-    int index;  // into `outside` (OutsideRow too), the scratch slots or `results`
+    enum Kind : uint8_t { Outside, OutsideScalar, OutsideRow, Slot, Result };
+    Source() = default;
+    Source(Kind k, int i) : kind(k), index(static_cast<uint32_t>(i)) {}
+    uint32_t kind : 3;
+    uint32_t index : 29;  // into `outside` (OutsideRow too), the scratch slots or `results`
   };
+  // Small (40 bytes), as a long chain on scalars is tens of thousands of steps read at every call.
   struct Step {
     ElementFn fn;
-    uint8_t arity;
     Source in[3];
-    int slot;    // scratch slot of its tile, or -1 when written out
-    int result;  // index into `results` when written out, else -1
-    uint8_t num_params;                   // the op's attributes as numbers (ElementwiseDef::params), read once
-    double params[kMaxElementParams];
+    int32_t slot;    // scratch slot of its tile, or -1 when written out
+    int32_t result;  // index into `results` when written out, else -1
+    int32_t params;  // the op's attributes as numbers (ElementwiseDef::params): its first in `params`
+    uint8_t arity;
+    uint8_t num_params;
   };
   DType dtype = DType::Float32;
   Shape shape;
@@ -40,6 +44,7 @@ struct FusedLoop {
   std::vector<int64_t> row_inner;
   std::vector<int> row_slot;
   std::vector<Step> steps;
+  std::vector<double> params;  // the steps' attribute numbers, read once when the loop is built
   std::vector<int> results;  // value ids written out, with `result_steps` computing them
   std::vector<int> result_steps;
   int num_slots = 0;
