@@ -140,9 +140,17 @@ int overlap() {
     if (first.finished > 0 && first.finished < t.backward_end) ++overlapped_steps;
   }
   // When a bucket completes depends on the other rank too (it must have launched it), and on a loaded machine the
-  // ranks drift apart: one step in eight whose first bucket was reduced before the backward ended proves it.
-  if (dist::rank() == 0) std::printf("%d of %d steps reduced their first bucket during the backward\n", overlapped_steps, steps);
-  if (overlapped_steps == 0) return fail("no step reduced a bucket while the backward was still running");
+  // ranks drift apart: a rank ahead of the others sees its first bucket finish only after its own backward, while
+  // the one behind sees it finish during its backward. So the steps are counted over all ranks: one step in eight
+  // whose first bucket was reduced before the backward ended, on any rank, proves it.
+  const Tensor total = scalar(static_cast<double>(overlapped_steps), DType::Float64);
+  dist::allreduce({total}, dist::ReduceOp::Sum);
+  const int all_ranks = static_cast<int>(total.item());
+  if (dist::rank() == 0) {
+    std::printf("%d of %d steps reduced their first bucket during the backward (%d over all ranks)\n",
+                overlapped_steps, steps, all_ranks);
+  }
+  if (all_ranks == 0) return fail("no step reduced a bucket while the backward was still running, on any rank");
   return 0;
 }
 
