@@ -62,24 +62,14 @@ bool can_donate(const Graph& g, size_t u, const std::vector<int>& producer) {
     }
     return true;
   }
-  // A fused loop: each tile's steps read their operands at the tile's offset, so the Parameter may be read by
-  // the steps up to the one that writes the value, not after it.
+  // A fused loop: the Parameter may be read by the steps up to the one that writes the value, not after it.
   const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
   const auto r = std::find(loop.results.begin(), loop.results.end(), value);
   const int writer = loop.result_steps[static_cast<size_t>(r - loop.results.begin())];
   for (size_t k = 0; k < loop.outside.size(); ++k) {
     const int v = loop.outside[k];
     if (!alias[static_cast<size_t>(v)]) continue;
-    if (v != own || loop.row_slot[k] >= 0) return false;
-    for (size_t s = static_cast<size_t>(writer) + 1; s < loop.steps.size(); ++s) {
-      const FusedLoop::Step& step = loop.steps[s];
-      for (uint8_t i = 0; i < step.arity; ++i) {
-        if (step.in[i].kind != FusedLoop::Source::Slot && step.in[i].kind != FusedLoop::Source::Result &&
-            step.in[i].index == static_cast<int>(k)) {
-          return false;
-        }
-      }
-    }
+    if (v != own || loop.row_slot[k] >= 0 || reads_outside_after(loop, k, writer)) return false;
   }
   return true;
 }

@@ -64,6 +64,18 @@ void copy_repeated(const char* src, int64_t count, int64_t inner, int64_t esize,
 
 }  // namespace
 
+bool reads_outside_after(const FusedLoop& loop, size_t k, int writer) {
+  for (size_t s = static_cast<size_t>(writer) + 1; s < loop.steps.size(); ++s) {
+    const FusedLoop::Step& step = loop.steps[s];
+    for (uint8_t i = 0; i < step.arity; ++i) {
+      const auto kind = step.in[i].kind;
+      const bool outside = kind != FusedLoop::Source::Slot && kind != FusedLoop::Source::Result;
+      if (outside && step.in[i].index == k) return true;
+    }
+  }
+  return false;
+}
+
 bool fusible(const Graph& g, const GraphNode& n) {
   const ElementwiseDef& def = n.op->elementwise;
   if (!def.fn(n.dtype) || n.inputs.empty() || n.inputs.size() > 3) return false;

@@ -54,6 +54,11 @@ struct FusedLoop {
 /// value v is read after the group or returned.
 FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const std::vector<bool>& needed);
 
+/// Whether a step after step `writer` reads outside operand k. Each tile's steps read their operands at the tile's
+/// offset, so a result may be written over operand k's buffer (in place, or into a donated Parameter) only when
+/// no later step reads k.
+bool reads_outside_after(const FusedLoop& loop, size_t k, int writer);
+
 /// Whether node n can join a fused loop over values of its shape and dtype.
 bool fusible(const Graph& g, const GraphNode& n);
 

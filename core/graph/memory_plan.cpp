@@ -26,14 +26,7 @@ std::vector<std::vector<size_t>> in_place_candidates(const Graph& g, const Instr
       for (size_t k = 0; k < loop.outside.size(); ++k) {
         const ValueType& t = g.types[static_cast<size_t>(loop.outside[k])];
         if (loop.row_slot[k] >= 0 || t.shape != loop.shape || t.dtype != loop.dtype) continue;
-        bool read_later = false;
-        for (size_t s = static_cast<size_t>(writer) + 1; s < loop.steps.size() && !read_later; ++s) {
-          const FusedLoop::Step& step = loop.steps[s];
-          for (uint8_t i = 0; i < step.arity; ++i) {
-            read_later |= step.in[i].kind == FusedLoop::Source::Outside && step.in[i].index == static_cast<int>(k);
-          }
-        }
-        if (!read_later) out[r].push_back(k);
+        if (!reads_outside_after(loop, k, writer)) out[r].push_back(k);
       }
     }
     return out;

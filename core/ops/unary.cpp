@@ -22,26 +22,21 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 constexpr double kGeluK = 0.79788456080286535588;  // sqrt(2 / pi)
 constexpr double kGeluC = 0.044715;
 
-// A kernel computing f in the output's dtype (inputs converted first: int32 -> float32 for float ops).
-// `make(attrs)` returns the scalar function, so attributes are read once per call, not per element.
-template <typename Make>
-KernelFn map_kernel_with(Make make) {
-  return [make](KernelCtx& c) {
-    const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
-    const auto f = make(c.attrs);
-    visit_dtype(c.out_dtype, [&]<typename T>() {
-      if constexpr (!std::is_same_v<T, bool>) {
-        cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(), [&](T v) { return convert_element<T>(f(v)); });
-      }
-    });
-  };
-}
-// f (captureless) as the op's array functions, and the kernel for other dtypes (kVectorizes: false when f calls
-// libm, cpu::elementwise_loop).
+// f (captureless) as the op's array functions (float32, float64), and for the other dtypes a kernel computing f
+// in the output's dtype (inputs converted first: int32 -> float32 for float ops). kVectorizes: false when f calls
+// libm (cpu::elementwise_loop).
 template <bool kVectorizes = true, typename F>
 OpImpl map_kernel(F f) {
   return with_elementwise({&cpu::unary_array<F, float, kVectorizes>, &cpu::unary_array<F, double, kVectorizes>},
-                          map_kernel_with([f](const Attrs&) { return f; }));
+                          [f](KernelCtx& c) {
+                            const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
+                            visit_dtype(c.out_dtype, [&]<typename T>() {
+                              if constexpr (!std::is_same_v<T, bool>) {
+                                cpu::map_unary(x.data<T>(), c.out.data<T>(), x.numel(),
+                                               [&](T v) { return convert_element<T>(f(v)); });
+                              }
+                            });
+                          });
 }
 
 using VecFn = void (*)(const float*, float*, int64_t);

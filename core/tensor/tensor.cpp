@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <ostream>
+#include <vector>
 
 #include "bprop/device.h"
 #include "bprop/limits.h"
@@ -17,8 +19,61 @@
 
 namespace bprop {
 namespace {
-std::atomic<int64_t> g_storages{0};
-std::atomic<int64_t> g_bytes{0};
+
+// Live host storages, counted per thread: a small op creates and frees a couple of storages, and a locked
+// read-modify-write of shared counters for each cost about a tenth of such a call. A thread's counters are
+// atomics written only by that thread (plain loads and stores, no lock prefix), so memory_stats() may read them
+// from any thread; an exiting thread folds its counts into `retired`. Counts can go negative on one thread when
+// another frees its storages; the sum is what is live.
+struct StorageCounts {
+  std::atomic<int64_t> storages{0};
+  std::atomic<int64_t> bytes{0};
+};
+
+struct CountRegistry {
+  std::mutex mu;
+  std::vector<const StorageCounts*> threads;
+  StorageCounts retired;  // exited threads, and storages freed after their thread's counters are gone
+};
+
+CountRegistry& count_registry() {
+  static auto* registry = new CountRegistry;  // never destroyed: storages outlive static destructors
+  return *registry;
+}
+
+// Set once this thread's counters are destroyed: storages freed later (thread-exit and static destructors) are
+// counted in `retired`. A plain bool has no destructor, so it stays readable to the end.
+thread_local bool t_counts_gone = false;
+
+struct ThreadCounts : StorageCounts {
+  ThreadCounts() {
+    CountRegistry& r = count_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.threads.push_back(this);
+  }
+  ~ThreadCounts() {
+    t_counts_gone = true;
+    CountRegistry& r = count_registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.retired.storages.fetch_add(storages.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    r.retired.bytes.fetch_add(bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    std::erase(r.threads, this);
+  }
+};
+thread_local ThreadCounts t_counts;
+
+void count_storage(int64_t n, int64_t bytes) {
+  if (t_counts_gone) {
+    StorageCounts& r = count_registry().retired;
+    r.storages.fetch_add(n, std::memory_order_relaxed);
+    r.bytes.fetch_add(bytes, std::memory_order_relaxed);
+    return;
+  }
+  StorageCounts& c = t_counts;
+  c.storages.store(c.storages.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  c.bytes.store(c.bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 const char* backend_name(Backend b) {
@@ -45,8 +100,7 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
   } else {
     data_ = detail::acquire_buffer(bytes);
   }
-  g_storages.fetch_add(1, std::memory_order_relaxed);
-  g_bytes.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  count_storage(1, static_cast<int64_t>(bytes));
 }
 
 Storage::~Storage() {
@@ -56,11 +110,19 @@ Storage::~Storage() {
     return;
   }
   if (data_ != inline_) detail::release_buffer(data_, bytes_);
-  g_storages.fetch_sub(1, std::memory_order_relaxed);
-  g_bytes.fetch_sub(static_cast<int64_t>(bytes_), std::memory_order_relaxed);
+  count_storage(-1, -static_cast<int64_t>(bytes_));
 }
 
-MemoryStats memory_stats() { return {g_storages.load(), g_bytes.load()}; }
+MemoryStats memory_stats() {
+  CountRegistry& r = count_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  MemoryStats total{r.retired.storages.load(std::memory_order_relaxed), r.retired.bytes.load(std::memory_order_relaxed)};
+  for (const StorageCounts* c : r.threads) {
+    total.storages += c->storages.load(std::memory_order_relaxed);
+    total.bytes += c->bytes.load(std::memory_order_relaxed);
+  }
+  return total;
+}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const std::string& for_op) {
   const int64_t numel = checked_numel(shape, dtype, for_op);

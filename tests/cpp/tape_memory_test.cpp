@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bprop/bprop.h"
 #include "bprop/pool.h"
@@ -144,6 +145,27 @@ TEST(Tape, EveryStorageIsFreedAfterDeepAndNestedGrads) {
   const MemoryStats after = memory_stats();
   // Only cached scalar operands (a bounded number) may stay alive.
   EXPECT_LE(after.storages - before.storages, 16);
+}
+
+// The live-storage count is kept per thread (no locked add per op): storages made on one thread and freed on
+// another, and a thread that exits while its storages live on, must still add up across threads.
+TEST(MemoryStats, CountsStoragesAcrossThreads) {
+  const MemoryStats before = memory_stats();
+  std::vector<Tensor> made_elsewhere;
+  std::thread maker([&] {
+    for (int i = 0; i < 5; ++i) made_elsewhere.push_back(Tensor::empty({100}, DType::Float32));  // 400 bytes each
+  });
+  maker.join();  // the thread is gone, its storages are not
+  MemoryStats during = memory_stats();
+  EXPECT_EQ(during.storages - before.storages, 5);
+  EXPECT_EQ(during.bytes - before.bytes, 5 * 400);
+
+  const Tensor here = Tensor::empty({10}, DType::Float64);
+  std::thread freer([&] { made_elsewhere.clear(); });  // freed on a third thread
+  freer.join();
+  during = memory_stats();
+  EXPECT_EQ(during.storages - before.storages, 1);
+  EXPECT_EQ(during.bytes - before.bytes, 80);
 }
 
 TEST(BufferCache, LargeBlocksAreReusedAlignedAndBounded) {
