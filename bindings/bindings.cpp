@@ -465,7 +465,7 @@ val parameter_info(uint32_t h) {
     const Tensor& p = handles().get(h);
     val out = val::object();
     out.set("isParameter", p.impl()->is_parameter);
-    out.set("name", p.impl()->name);
+    out.set("name", p.impl()->param_name());
     out.set("requiresGrad", p.impl()->requires_grad);
     return out;
   });

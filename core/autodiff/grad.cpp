@@ -16,7 +16,7 @@ namespace bprop {
 // A parameter made from host data lives on the context's device (MindSpore's device_target).
 Parameter::Parameter(const Tensor& data, const std::string& name, bool requires_grad)
     : Tensor(data.backend() == Backend::CPU && !default_device().is_cpu() ? data.to(default_device()) : data.detach()) {
-  impl()->name = name;
+  impl()->name = std::make_unique<const std::string>(name);
   impl()->requires_grad = requires_grad;
   impl()->is_parameter = true;
 }

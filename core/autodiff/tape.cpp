@@ -23,19 +23,23 @@ const TraceEntry* find_entry(const TensorImpl* impl, int level) {
   return nullptr;
 }
 
-std::shared_ptr<Node> new_node(int level, size_t n_inputs, const Tensor& out) {
+// `save_out`: whether the node's bprop reads the output (OpDef::bprop_reads_out).
+std::shared_ptr<Node> new_node(int level, size_t n_inputs, const Tensor& out, bool save_out) {
   auto node = pool::make_shared<Node>();
   node->level = level;
-  // The saved output keeps only the entries of outer levels recorded so far (this loop runs oldest first).
-  Tensor saved = out.detach();
-  saved.impl()->trace = out.impl()->trace;
-  node->out = std::move(saved);
+  if (save_out) {
+    // The saved output keeps only the entries of outer levels recorded so far (this loop runs oldest first).
+    Tensor saved = out.detach();
+    saved.impl()->trace = out.impl()->trace;
+    node->out = std::move(saved);
+  }
   node->edges.resize(n_inputs);
   return node;
 }
 
 template <typename Fill>
-void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, std::vector<Tensor>* movable, Fill fill) {
+void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, std::vector<Tensor>* movable, bool save_out,
+                      Fill fill) {
   SmallVector<Node*, 2> made;
   for (int level : t_active) {
     std::shared_ptr<Node> node;
@@ -43,7 +47,7 @@ void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, std::vecto
       if (!inputs[i].defined()) continue;
       const TraceEntry* e = find_entry(inputs[i].impl(), level);
       if (!e) continue;
-      if (!node) node = new_node(level, inputs.size(), out);
+      if (!node) node = new_node(level, inputs.size(), out, save_out);
       node->edges[i] = e->node;
     }
     if (node) {
@@ -100,7 +104,7 @@ Node::~Node() {
 std::string Node::name() const {
   if (op) return op->name;
   if (is_leaf) return "leaf";
-  return custom_name;
+  return custom ? custom->name : std::string();
 }
 
 int open_level() {
@@ -121,16 +125,15 @@ SuspendRecording::~SuspendRecording() { t_active = std::move(saved_); }
 
 void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, Tensor& out,
             std::vector<Tensor>* movable) {
-  record_at_levels(inputs, out, movable, [&](Node& n) {
+  record_at_levels(inputs, out, movable, op.bprop_reads_out, [&](Node& n) {
     n.op = &op;
     n.attrs = attrs;
   });
 }
 
 void record_custom(const std::string& name, const std::vector<Tensor>& inputs, Tensor& out, const CustomBprop& bprop) {
-  record_at_levels(inputs, out, nullptr, [&](Node& n) {
-    n.custom = bprop;
-    n.custom_name = name;
+  record_at_levels(inputs, out, nullptr, true, [&](Node& n) {
+    n.custom = std::make_unique<Node::Custom>(Node::Custom{bprop, name});
   });
 }
 
@@ -258,7 +261,7 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
           const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
           dx = node->op->bprop(ctx);
         } else {
-          dx = node->custom(node->inputs, node->out, dout);
+          dx = node->custom->bprop(node->inputs, node->out, dout);
         }
       }
       if (obs) obs->on_bprop_end(*node, dx);

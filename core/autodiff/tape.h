@@ -15,14 +15,20 @@ namespace bprop::autodiff {
 /// level (null when input i is not differentiated here).
 struct Node {
   int level = 0;
-  const OpDef* op = nullptr;  // null for leaves and custom bprops
-  CustomBprop custom;
-  std::string custom_name;
-  std::vector<Tensor> inputs;
-  Tensor out;  // the output as seen by outer levels (this level's entry removed, so no cycle)
-  Attrs attrs;
-  SmallVector<std::shared_ptr<Node>, 3> edges;
   bool is_leaf = false;
+  const OpDef* op = nullptr;  // null for leaves and custom bprops
+  /// A Cell's own bprop (record_custom): kept out of line, as most nodes are ops and a node's size decides how
+  /// long a tape still fits in cache.
+  struct Custom {
+    CustomBprop bprop;
+    std::string name;
+  };
+  std::unique_ptr<Custom> custom;
+  std::vector<Tensor> inputs;
+  Tensor out;  // the output as seen by outer levels (this level's entry removed, so no cycle); undefined when
+               // the op's bprop does not read it
+  Attrs attrs;
+  SmallVector<std::shared_ptr<Node>, 2> edges;
   // Scratch of one backward walk.
   uint64_t epoch = 0;
   int64_t topo_index = -1;

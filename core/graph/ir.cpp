@@ -48,7 +48,7 @@ std::string Graph::to_text() const {
     out += value_name(inputs[i]) + " = argument " + std::to_string(i) + "\n";
   }
   for (const auto& [id, t] : constants) {
-    out += value_name(id) + " = " + (t.impl()->is_parameter ? "parameter '" + t.impl()->name + "'" : "constant") +
+    out += value_name(id) + " = " + (t.impl()->is_parameter ? "parameter '" + t.impl()->param_name() + "'" : "constant") +
            " : " + type_str(t.shape(), t.dtype()) + "\n";
   }
   for (size_t ni = 0; ni < nodes.size(); ++ni) {
@@ -67,7 +67,7 @@ std::string Graph::to_text() const {
     out += "\n";
     if (g && g->nodes.back() == static_cast<int>(ni)) out += "}\n";
   }
-  for (const auto& [p, v] : updates) out += "parameter '" + p.impl()->name + "' <- " + value_name(v) + "\n";
+  for (const auto& [p, v] : updates) out += "parameter '" + p.impl()->param_name() + "' <- " + value_name(v) + "\n";
   out += "return";
   for (size_t i = 0; i < outputs.size(); ++i) out += (i ? ", " : " ") + value_name(outputs[i]);
   return out + "\n";

@@ -44,7 +44,7 @@ std::string Graph::to_json() const {
     json v = value_entry(id, types[static_cast<size_t>(id)]);
     if (t.impl()->is_parameter) {
       v["kind"] = "parameter";
-      v["name"] = t.impl()->name;
+      v["name"] = t.impl()->param_name();
     } else {
       v["kind"] = "constant";
       v["values"] = constant_values(t);
@@ -74,7 +74,7 @@ std::string Graph::to_json() const {
   json group_list = json::array();
   for (size_t g = 0; g < groups.size(); ++g) group_list.push_back({{"id", g}, {"nodes", groups[g].nodes}});
   json update_list = json::array();
-  for (const auto& [p, v] : updates) update_list.push_back({{"parameter", p.impl()->name}, {"value", v}});
+  for (const auto& [p, v] : updates) update_list.push_back({{"parameter", p.impl()->param_name()}, {"value", v}});
   json pass_list = json::array();
   for (const PassRecord& p : passes) pass_list.push_back({{"pass", p.pass}, {"before", p.before}, {"after", p.after}});
   const json out = {{"format", "bprop-jit-graph/1"}, {"values", std::move(values)},   {"nodes", std::move(node_list)},

@@ -171,7 +171,7 @@ Tensor ArenaLease::output(int slot, const Shape& shape, DType dtype, const std::
   std::shared_ptr<Storage>& buf = buffers_[static_cast<size_t>(b)];
   if (!buf) {
     try {
-      buf = pool::make_shared<Storage>(plan_.buffer_bytes[static_cast<size_t>(b)], Backend::CPU);
+      buf = Storage::make(plan_.buffer_bytes[static_cast<size_t>(b)], Device::cpu());
     } catch (const std::bad_alloc&) {
       throw MemoryError("For '" + op + "', cannot allocate the graph's buffer of " +
                         std::to_string(plan_.buffer_bytes[static_cast<size_t>(b)]) + " bytes (out of memory)");

@@ -91,7 +91,9 @@ struct BinaryOp {
   InferDTypeFn dtype;
   OpImpl impl;
   BpropFn bprop;
+  bool reads_out = true;  // OpDef::bprop_reads_out: kOutUnused where the bprop never reads `out`
 };
+constexpr bool kOutUnused = false;
 
 }  // namespace
 
@@ -102,12 +104,12 @@ void register_binary_ops(Registry& r) {
        [](const BpropCtx& c) {
          // (an input that needs no gradient, like the constant of x + 1, costs no sum_to)
          return sum_to_inputs(c, {c.needs(0) ? c.dout : Tensor(), c.needs(1) ? c.dout : Tensor()});
-       }},
+       }, kOutUnused},
       // sub: dx = dout, dy = -dout
       {"sub", promote_dtype, arith_kernel<cpu::vm::Arith::Sub>([](auto x, auto y) { return x - y; }),
        [](const BpropCtx& c) {
          return sum_to_inputs(c, {c.needs(0) ? c.dout : Tensor(), c.needs(1) ? -c.dout : Tensor()});
-       }},
+       }, kOutUnused},
       // mul: dx = dout y, dy = dout x
       {"mul", promote_dtype, arith_kernel<cpu::vm::Arith::Mul>([](auto x, auto y) { return x * y; }),
        [](const BpropCtx& c) {
@@ -118,7 +120,7 @@ void register_binary_ops(Registry& r) {
          }
          return sum_to_inputs(c, {c.needs(0) ? c.dout * c.input(1) : Tensor(),
                                   c.needs(1) ? c.dout * c.input(0) : Tensor()});
-       }},
+       }, kOutUnused},
       // div: dx = dout / y, dy = -dout x / y^2 = -dout out / y
       {"div", float_promote, arith_kernel<cpu::vm::Arith::Div>([](auto x, auto y) { return x / y; }),
        [](const BpropCtx& c) {
@@ -144,27 +146,27 @@ void register_binary_ops(Registry& r) {
          const Tensor &x = c.input(0), &y = c.input(1);
          const Tensor wx = mask_as(x > y, c.dout) + mask_as(ops::equal(x, y), c.dout) * 0.5;
          return sum_to_inputs(c, {c.dout * wx, c.needs(1) ? c.dout * (1.0 - wx) : Tensor()});
-       }},
+       }, kOutUnused},
       // minimum: the smaller input takes dout; ties split it evenly
       {"minimum", promote_dtype, binary_kernel([](auto x, auto y) { return x < y ? x : y; }),
        [](const BpropCtx& c) {
          const Tensor &x = c.input(0), &y = c.input(1);
          const Tensor wx = mask_as(x < y, c.dout) + mask_as(ops::equal(x, y), c.dout) * 0.5;
          return sum_to_inputs(c, {c.dout * wx, c.needs(1) ? c.dout * (1.0 - wx) : Tensor()});
-       }},
+       }, kOutUnused},
       // atan2(x, y) = angle of (y, x): dx = dout y / (x^2 + y^2), dy = -dout x / (x^2 + y^2)
       {"atan2", float_promote, binary_kernel<false>([](auto x, auto y) { return std::atan2(x, y); }),
        [](const BpropCtx& c) {
          const Tensor &x = c.input(0), &y = c.input(1);
          const Tensor scale = c.dout / (x * x + y * y);
          return sum_to_inputs(c, {c.needs(0) ? scale * y : Tensor(), c.needs(1) ? -(scale * x) : Tensor()});
-       }},
+       }, kOutUnused},
       // squared_difference: (x - y)^2 -> dx = 2 (x - y) dout, dy = -dx
       {"squared_difference", promote_dtype, binary_kernel([](auto x, auto y) { return (x - y) * (x - y); }),
        [](const BpropCtx& c) {
          const Tensor dx = c.dout * (c.input(0) - c.input(1)) * 2.0;
          return sum_to_inputs(c, {dx, c.needs(1) ? -dx : Tensor()});
-       }},
+       }, kOutUnused},
   };
   for (const auto& b : table) {
     OpDef op;
@@ -176,6 +178,7 @@ void register_binary_ops(Registry& r) {
     op.cpu(b.impl.kernel);
     op.elementwise = b.impl.elementwise;
     op.bprop = b.bprop;
+    op.bprop_reads_out = b.reads_out;
     r.add(std::move(op));
   }
 }

@@ -148,8 +148,10 @@ struct UnaryOp {
   InferDTypeFn dtype;  // float_dtype or numeric_dtype
   OpImpl impl;
   BpropFn bprop;  // empty = no grad
+  bool reads_out = true;  // OpDef::bprop_reads_out: kOutUnused where the bprop never reads `out`
   std::vector<AttrSpec> attrs = {};
 };
+constexpr bool kOutUnused = false;
 
 // Bprop of y = f(x) from a pointwise derivative: dx = dout * f'(x, out).
 template <typename D>
@@ -163,22 +165,22 @@ void register_unary_ops(Registry& r) {
   const std::vector<UnaryOp> table = {
       // neg: d(-x) = -dout
       {"neg", numeric_dtype, map_kernel([](auto v) { return -v; }),
-       [](const BpropCtx& c) -> std::vector<Tensor> { return {-c.dout}; }},
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {-c.dout}; }, kOutUnused},
       // abs: d|x| = sign(x) dout
       {"abs", numeric_dtype, map_kernel([](auto v) { return v < 0 ? -v : v; }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sign(x); })},
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sign(x); }), kOutUnused},
       // sign: zero gradient everywhere (it is piecewise constant)
       {"sign", numeric_dtype, map_kernel([](auto v) { return (v > 0) - (v < 0); }),
-       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::mul(c.dout, like(0.0, c.dout))}; }},
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::mul(c.dout, like(0.0, c.dout))}; }, kOutUnused},
       // exp: d e^x = e^x dout = out dout
       {"exp", float_dtype, vec_kernel<cpu::vm::exp>([](auto v) { return std::exp(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out; })},
       // log: d log x = dout / x
       {"log", float_dtype, vec_kernel<cpu::vm::log>([](auto v) { return std::log(v); }),
-       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / c.input(0)}; }},
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / c.input(0)}; }, kOutUnused},
       // log1p: dout / (1 + x)
       {"log1p", float_dtype, vec_kernel<cpu::vm::log1p>([](auto v) { return std::log1p(v); }),
-       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / (c.input(0) + 1.0)}; }},
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout / (c.input(0) + 1.0)}; }, kOutUnused},
       // expm1: d(e^x - 1) = e^x = out + 1
       {"expm1", float_dtype, vec_kernel<cpu::vm::expm1>([](auto v) { return std::expm1(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out + 1.0; })},
@@ -190,16 +192,16 @@ void register_unary_ops(Registry& r) {
        chain([](const Tensor& x, const Tensor& out, const BpropCtx&) { return out * -0.5 / x; })},
       // square: 2 x dout
       {"square", numeric_dtype, map_kernel([](auto v) { return v * v; }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return x * 2.0; })},
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return x * 2.0; }), kOutUnused},
       // reciprocal: d(1/x) = -1/x^2 = -out^2
       {"reciprocal", float_dtype, map_kernel([](auto v) { return decltype(v)(1) / v; }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return -(out * out); })},
       // sin: cos x dout
       {"sin", float_dtype, map_kernel<false>([](auto v) { return std::sin(v); }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::cos(x); })},
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::cos(x); }), kOutUnused},
       // cos: -sin x dout
       {"cos", float_dtype, map_kernel<false>([](auto v) { return std::cos(v); }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return -ops::sin(x); })},
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return -ops::sin(x); }), kOutUnused},
       // tan: (1 + tan^2 x) dout
       {"tan", float_dtype, map_kernel<false>([](auto v) { return std::tan(v); }),
        chain([](const Tensor&, const Tensor& out, const BpropCtx&) { return out * out + 1.0; })},
@@ -218,14 +220,14 @@ void register_unary_ops(Registry& r) {
        chain([](const Tensor& x, const Tensor&, const BpropCtx&) {
          const Tensor s = ops::sigmoid(x);
          return s * (x * (1.0 - s) + 1.0);
-       })},
+       }), kOutUnused},
       // softplus: log(1 + e^x) -> sigmoid(x)
       {"softplus", float_dtype,
        vec_kernel<cpu::vm::softplus>([](auto v) { return std::log1p(std::exp(-std::abs(v))) + (v > 0 ? v : decltype(v)(0)); }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sigmoid(x); })},
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::sigmoid(x); }), kOutUnused},
       // erf: 2/sqrt(pi) e^{-x^2}
       {"erf", float_dtype, map_kernel<false>([](auto v) { return std::erf(v); }),
-       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::exp(-(x * x)) * kTwoOverSqrtPi; })},
+       chain([](const Tensor& x, const Tensor&, const BpropCtx&) { return ops::exp(-(x * x)) * kTwoOverSqrtPi; }), kOutUnused},
       {"floor", numeric_dtype, map_kernel([](auto v) { return std::floor(v); }), nullptr},
       {"ceil", numeric_dtype, map_kernel([](auto v) { return std::ceil(v); }), nullptr},
       // round: half to even, as NumPy and PyTorch
@@ -238,6 +240,7 @@ void register_unary_ops(Registry& r) {
          const Tensor& x = c.input(0);
          return {ops::where(x > like(0.0, x), c.dout, c.dout * c.attrs.get_float("alpha"))};
        },
+       kOutUnused,
        {{"alpha", AttrKind::Float, 0.01}}},
       // elu: x > 0 ? x : alpha (e^x - 1) -> dout where x > 0, alpha e^x dout elsewhere
       {"elu", float_dtype,
@@ -248,6 +251,7 @@ void register_unary_ops(Registry& r) {
          const Tensor& x = c.input(0);
          return {ops::where(x > like(0.0, x), c.dout, c.dout * ops::exp(x) * c.attrs.get_float("alpha"))};
        },
+       kOutUnused,
        {{"alpha", AttrKind::Float, 1.0}}},
       // gelu "none": x Phi(x) -> Phi(x) + x phi(x); "tanh": 0.5 x (1 + tanh u), u = k (x + c x^3)
       {"gelu", float_dtype,
@@ -269,6 +273,7 @@ void register_unary_ops(Registry& r) {
          const Tensor pdf = ops::exp(x * x * -0.5) * kInvSqrt2Pi;
          return {c.dout * (cdf + x * pdf)};
        },
+       kOutUnused,
        {{"approximate", AttrKind::String, std::string("none"), false, {"none", "tanh"}}}},
   };
   for (const auto& u : table) {
@@ -281,6 +286,7 @@ void register_unary_ops(Registry& r) {
     op.infer_dtype = u.dtype;
     op.cpu(u.impl.kernel);
     op.elementwise = u.impl.elementwise;
+    op.bprop_reads_out = u.reads_out;
     if (u.bprop) op.bprop = u.bprop;
     else op.no_grad = true;
     r.add(std::move(op));

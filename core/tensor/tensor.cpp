@@ -85,7 +85,27 @@ const char* backend_name(Backend b) {
   return "?";
 }
 
-Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
+namespace {
+
+// A storage with room for N bytes of elements inside it. Scalars and tiny tensors are most of what a long chain of
+// small ops allocates, so they get the smallest object that holds them (48 bytes for up to 16).
+template <size_t N>
+struct InlineStorage final : Storage {
+  InlineStorage(size_t bytes, Device device) : Storage(bytes, device, room) {}
+  alignas(std::max_align_t) unsigned char room[N];
+};
+
+}  // namespace
+
+std::shared_ptr<Storage> Storage::make(size_t bytes, Device device) {
+  if (device.backend == Backend::CPU) {
+    if (bytes <= 16) return pool::make_shared<InlineStorage<16>>(bytes, device);
+    if (bytes <= 64) return pool::make_shared<InlineStorage<64>>(bytes, device);
+  }
+  return pool::make_shared<Storage>(bytes, device);
+}
+
+Storage::Storage(size_t bytes, Device device, void* inline_data) : bytes_(bytes), device_(device) {
   if (device.backend == Backend::Graph) {  // an abstract tensor (jit tracing): a shape and a dtype, no data
     data_ = nullptr;
     return;
@@ -95,8 +115,9 @@ Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
     data_ = device_backend(device.backend).allocate(device.index, bytes);
     return;
   }
-  if (bytes <= kInline) {
-    data_ = inline_;
+  if (inline_data) {
+    data_ = inline_data;
+    inline_ = true;
   } else {
     data_ = detail::acquire_buffer(bytes);
   }
@@ -109,7 +130,7 @@ Storage::~Storage() {
     device_backend(device_.backend).release(device_.index, data_, bytes_);
     return;
   }
-  if (data_ != inline_) detail::release_buffer(data_, bytes_);
+  if (!inline_) detail::release_buffer(data_, bytes_);
   count_storage(-1, -static_cast<int64_t>(bytes_));
 }
 
@@ -132,7 +153,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const std::
   impl->dtype = dtype;
   impl->numel = numel;
   try {
-    impl->storage = pool::make_shared<Storage>(bytes, device);
+    impl->storage = Storage::make(bytes, device);
   } catch (const std::bad_alloc&) {
     throw MemoryError((for_op.empty() ? std::string("A tensor") : "For '" + for_op + "', the output") + " of shape " +
                       shape_str(shape) + " " + dtype_name(dtype) + ": cannot allocate " + std::to_string(bytes) +

@@ -23,7 +23,7 @@ class Parameter : public Tensor {
   /// Adopts an existing parameter tensor (e.g. one found in a Cell).
   static Parameter from(const Tensor& t);
 
-  const std::string& name() const { return impl()->name; }
+  const std::string& name() const { return impl()->param_name(); }
   bool requires_grad() const { return impl()->requires_grad; }
   void set_requires_grad(bool v) { impl()->requires_grad = v; }
   /// Replaces the values in place (same shape and dtype, cast as needed): how optimizers update.

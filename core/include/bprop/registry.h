@@ -48,7 +48,8 @@ struct KernelCtx {
   Device device{};  // where inputs and output live (a device kernel finds its stream from it)
 };
 
-/// What a bprop sees, MindSpore's convention: the op's inputs, its output `out`, and the cotangent `dout`.
+/// What a bprop sees, MindSpore's convention: the op's inputs, its output `out` (undefined for an op declaring
+/// bprop_reads_out = false), and the cotangent `dout`.
 struct BpropCtx {
   const std::vector<Tensor>& inputs;
   const Tensor& out;
@@ -100,6 +101,10 @@ struct OpDef {
   InferDTypeFn infer_dtype;
   std::array<KernelFn, kNumBackends> kernels{};
   BpropFn bprop;
+  /// False when the bprop never reads `out` (MindSpore's SetUnusedInputs, for the output): the tape then keeps no
+  /// handle on the output for it, and that op's BpropCtx::out is undefined. (A long chain of small ops records
+  /// tens of thousands of nodes; what each keeps decides whether the tape still fits in cache.)
+  bool bprop_reads_out = true;
   bool no_grad = false;  // not differentiable: the output carries no gradient
   /// False for ops whose kernel returns a view of an input (reshape, identity) or computes with other ops
   /// (composites). Such kernels read no element on the host, so they serve every device as they are.

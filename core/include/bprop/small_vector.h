@@ -1,9 +1,12 @@
 // A vector that keeps up to N elements inside the object: a tensor's per-level trace and a tape node's edges
 // almost always have one to three entries, and a heap allocation for each recorded op would cost more than the
-// op itself on small tensors.
+// op itself on small tensors. Past N, all elements move to a heap vector; the object itself stays 16 bytes plus
+// its N slots, since every op's output and every tape node carries one.
 #pragma once
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -19,7 +22,7 @@ class SmallVector {
     if (this == &o) return *this;
     clear();
     if (o.spilled()) {
-      heap_ = o.heap_;
+      heap_ = std::make_unique<std::vector<T>>(*o.heap_);
     } else {
       for (size_t i = 0; i < o.size_; ++i) inline_[i] = o.inline_[i];
       size_ = o.size_;
@@ -39,11 +42,11 @@ class SmallVector {
     return *this;
   }
 
-  size_t size() const { return spilled() ? heap_.size() : size_; }
+  size_t size() const { return spilled() ? heap_->size() : size_; }
   bool empty() const { return size() == 0; }
-  T* begin() { return spilled() ? heap_.data() : inline_.data(); }
+  T* begin() { return spilled() ? heap_->data() : inline_.data(); }
   T* end() { return begin() + size(); }
-  const T* begin() const { return spilled() ? heap_.data() : inline_.data(); }
+  const T* begin() const { return spilled() ? heap_->data() : inline_.data(); }
   const T* end() const { return begin() + size(); }
   T& operator[](size_t i) { return begin()[i]; }
   const T& operator[](size_t i) const { return begin()[i]; }
@@ -56,11 +59,11 @@ class SmallVector {
       return;
     }
     spill();
-    heap_.push_back(std::move(v));
+    heap_->push_back(std::move(v));
   }
   void pop_back() {
     if (spilled()) {
-      heap_.pop_back();
+      heap_->pop_back();
     } else {
       inline_[--size_] = T();
     }
@@ -69,32 +72,33 @@ class SmallVector {
   void resize(size_t n) {
     if (!spilled() && n <= N) {
       for (size_t i = n; i < size_; ++i) inline_[i] = T();
-      size_ = n;
+      size_ = static_cast<uint32_t>(n);
       return;
     }
     spill();
-    heap_.resize(n);
+    heap_->resize(n);
   }
   void clear() {
     for (size_t i = 0; i < size_; ++i) inline_[i] = T();
     size_ = 0;
-    std::vector<T>().swap(heap_);
+    heap_.reset();
   }
 
  private:
-  bool spilled() const { return !heap_.empty() || heap_.capacity() > 0; }
+  bool spilled() const { return heap_ != nullptr; }
   // Moves the inline elements to the heap; from then on the heap holds all of them.
   void spill() {
     if (spilled()) return;
-    heap_.reserve(N * 2);
-    for (size_t i = 0; i < size_; ++i) heap_.push_back(std::move(inline_[i]));
+    heap_ = std::make_unique<std::vector<T>>();
+    heap_->reserve(N * 2);
+    for (size_t i = 0; i < size_; ++i) heap_->push_back(std::move(inline_[i]));
     for (size_t i = 0; i < size_; ++i) inline_[i] = T();
     size_ = 0;
   }
 
   std::array<T, N> inline_{};
-  size_t size_ = 0;
-  std::vector<T> heap_;
+  uint32_t size_ = 0;  // of inline_, while not spilled
+  std::unique_ptr<std::vector<T>> heap_;  // all the elements once more than N were held
 };
 
 }  // namespace bprop

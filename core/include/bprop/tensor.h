@@ -35,12 +35,15 @@ struct Device {
 Device parse_device(const std::string& text);
 
 /// A raw buffer. On the CPU, buffers of up to 64 bytes live inside the object, max_align_t aligned (no second
-/// allocation for scalars and tiny tensors); larger ones are 64-byte aligned. On a device, `data()` is a device
-/// address (never dereferenced on the host) from that backend's allocator (bprop/device.h). Live storages are
-/// counted so bindings can report memory use.
+/// allocation for scalars and tiny tensors: Storage::make sizes the object to them); larger ones are 64-byte
+/// aligned. On a device, `data()` is a device address (never dereferenced on the host) from that backend's
+/// allocator (bprop/device.h). Live storages are counted so bindings can report memory use.
 class Storage {
  public:
-  Storage(size_t bytes, Device device);
+  /// A storage of `bytes` on `device`, with the elements inside the object when they fit.
+  static std::shared_ptr<Storage> make(size_t bytes, Device device);
+  /// A storage whose elements are allocated apart (any size).
+  Storage(size_t bytes, Device device) : Storage(bytes, device, nullptr) {}
   Storage(size_t bytes, Backend backend) : Storage(bytes, Device{backend, 0}) {}
   ~Storage();
   Storage(const Storage&) = delete;
@@ -51,12 +54,15 @@ class Storage {
   Backend backend() const { return device_.backend; }
   Device device() const { return device_; }
 
+ protected:
+  /// `inline_data`: room for `bytes` host bytes inside the (derived) object, or null.
+  Storage(size_t bytes, Device device, void* inline_data);
+
  private:
-  static constexpr size_t kInline = 64;
-  alignas(std::max_align_t) unsigned char inline_[kInline];
   void* data_;
   size_t bytes_;
   Device device_;
+  bool inline_ = false;
 };
 
 struct MemoryStats {
@@ -77,15 +83,20 @@ struct TraceEntry {
 
 struct TensorImpl {
   Shape shape;
-  DType dtype = DType::Float32;
   int64_t numel = 0;
   std::shared_ptr<Storage> storage;
   size_t offset = 0;  // bytes from the start of the storage (views into a bucket or an arena)
   SmallVector<autodiff::TraceEntry, 2> trace;  // one entry per grad level this value is differentiated at
-  // Parameter fields (a Parameter is a Tensor whose impl carries a name).
-  std::string name;
+  DType dtype = DType::Float32;
+  // Parameter fields (a Parameter is a Tensor whose impl carries a name). The name is out of line: every op's
+  // output is a TensorImpl, and what a recorded op keeps decides how long a tape still fits in cache.
   bool requires_grad = false;
   bool is_parameter = false;
+  std::unique_ptr<const std::string> name;
+  const std::string& param_name() const {
+    static const std::string kNone;
+    return name ? *name : kNone;
+  }
 };
 
 class Tensor {
