@@ -7,6 +7,7 @@
 #include "bprop/device.h"
 #include "bprop/ops.h"
 #include "bprop/pool.h"
+#include "registry/arg_lists.h"
 
 namespace bprop::autodiff {
 namespace {
@@ -83,6 +84,7 @@ Node::~Node() {
   for (auto& t : inputs) {
     if (t.defined() && !t.impl()->trace.empty()) g.tensors.push_back(std::move(t));
   }
+  detail::recycle_arg_list(inputs);  // the rest hold only buffers
   if (out.defined() && !out.impl()->trace.empty()) g.tensors.push_back(std::move(out));
   for (auto& e : edges) {
     if (e) g.nodes.push_back(std::move(e));

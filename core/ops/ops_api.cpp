@@ -1,11 +1,12 @@
 // The typed C++ face of the registry: each function calls its op through the dispatcher (the OpDef is
-// looked up once per function).
+// looked up once per function, the argument lists recycled: registry/arg_lists.h).
 #include <array>
 #include <cmath>
 #include <cstring>
 
 #include "bprop/ops.h"
 #include "bprop/registry.h"
+#include "registry/arg_lists.h"
 
 namespace bprop {
 namespace {
@@ -20,10 +21,10 @@ Tensor opt(const Tensor& t) { return t; }
 
 namespace ops {
 
-#define UNARY(fn, name)               \
-  Tensor fn(const Tensor& x) {        \
-    BPROP_OP(name);                   \
-    return call_op(op_def, {x});      \
+#define UNARY(fn, name)                         \
+  Tensor fn(const Tensor& x) {                  \
+    BPROP_OP(name);                             \
+    return detail::call_with_args(op_def, x);   \
   }
 UNARY(neg, "neg")
 UNARY(abs, "abs")
@@ -61,7 +62,7 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
 #define BINARY(fn, name)                           \
   Tensor fn(const Tensor& x, const Tensor& y) {    \
     BPROP_OP(name);                                \
-    return call_op(op_def, {x, y});                \
+    return detail::call_with_args(op_def, x, y);   \
   }
 BINARY(add, "add")
 BINARY(sub, "sub")
