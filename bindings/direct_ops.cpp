@@ -1,7 +1,8 @@
 // The hot path from JavaScript: plain WebAssembly exports taking and returning integer handles and numbers,
 // called without embind (Module._bp_op2(op, a, b)). An op call from JavaScript is one of these calls: the op
 // is an index into a table of OpDefs (resolved once, by name, when web/index.js defines the op's function),
-// and a number operand is turned into a scalar here, in the same call.
+// and a number operand is turned into a scalar here, in the same call. The argument lists are the core's
+// recycled ones (registry/arg_lists.h).
 //
 // Every export catches C++ exceptions (guard.h) and returns 0 (handles) or NaN (numbers) after recording
 // the error; the wrapper then reads it with takeError.
@@ -18,6 +19,7 @@
 #include "graph/trace.h"
 #include "guard.h"
 #include "handles.h"
+#include "registry/arg_lists.h"
 
 namespace bprop::js {
 namespace {
@@ -46,38 +48,6 @@ val op_index(std::string name) {
   });
 }
 
-/// An op's input list, reused across calls to save an allocation per op. An op may call back into
-/// JavaScript (a registered primitive, a custom bprop) and so into another direct call: each nesting level
-/// takes its own list from the pool.
-class Inputs {
- public:
-  Inputs() {
-    if (!pool().empty()) {
-      list_ = std::move(pool().back());
-      pool().pop_back();
-    }
-  }
-  ~Inputs() {
-    list_.clear();
-    pool().push_back(std::move(list_));
-  }
-  Inputs(const Inputs&) = delete;
-  Inputs& operator=(const Inputs&) = delete;
-  std::vector<Tensor>& list() { return list_; }
-
- private:
-  static std::vector<std::vector<Tensor>>& pool() {
-    static std::vector<std::vector<Tensor>> p;
-    return p;
-  }
-  std::vector<Tensor> list_;
-};
-
-const Attrs& no_attrs() {
-  static const Attrs empty;
-  return empty;
-}
-
 /// [rank, dims...] of the last bp_shape call.
 std::vector<double>& shape_buffer() {
   static std::vector<double> buffer;
@@ -94,23 +64,16 @@ extern "C" {
 
 /// op(a) with the op's default attributes.
 EMSCRIPTEN_KEEPALIVE uint32_t bp_op1(uint32_t op, uint32_t a) {
-  return catching(
-      [&] {
-        bprop::js::Inputs in;
-        in.list().push_back(handles().get(a));
-        return handles().add(bprop::call_op(bprop::js::op_at(op), in.list(), bprop::js::no_attrs()));
-      },
-      0u);
+  return catching([&] { return handles().add(bprop::detail::call_with_args(bprop::js::op_at(op), handles().get(a))); },
+                  0u);
 }
 
 /// op(a, b) with the op's default attributes.
 EMSCRIPTEN_KEEPALIVE uint32_t bp_op2(uint32_t op, uint32_t a, uint32_t b) {
   return catching(
       [&] {
-        bprop::js::Inputs in;
-        in.list().push_back(handles().get(a));
-        in.list().push_back(handles().get(b));
-        return handles().add(bprop::call_op(bprop::js::op_at(op), in.list(), bprop::js::no_attrs()));
+        return handles().add(
+            bprop::detail::call_with_args(bprop::js::op_at(op), handles().get(a), handles().get(b)));
       },
       0u);
 }
@@ -120,17 +83,11 @@ EMSCRIPTEN_KEEPALIVE uint32_t bp_op2(uint32_t op, uint32_t a, uint32_t b) {
 EMSCRIPTEN_KEEPALIVE uint32_t bp_op2s(uint32_t op, uint32_t a, double v, int scalar_first) {
   return catching(
       [&] {
-        bprop::js::Inputs in;
+        const bprop::OpDef& def = bprop::js::op_at(op);
         const bprop::Tensor& t = handles().get(a);
-        bprop::Tensor s = bprop::scalar_like(v, t);
-        if (scalar_first) {
-          in.list().push_back(std::move(s));
-          in.list().push_back(t);
-        } else {
-          in.list().push_back(t);
-          in.list().push_back(std::move(s));
-        }
-        return handles().add(bprop::call_op(bprop::js::op_at(op), in.list(), bprop::js::no_attrs()));
+        const bprop::Tensor s = bprop::scalar_like(v, t);
+        return handles().add(scalar_first ? bprop::detail::call_with_args(def, s, t)
+                                          : bprop::detail::call_with_args(def, t, s));
       },
       0u);
 }

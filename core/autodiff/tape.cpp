@@ -129,7 +129,7 @@ void record(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& att
             std::vector<Tensor>* movable) {
   record_at_levels(inputs, out, movable, op.bprop_reads_out, [&](Node& n) {
     n.op = &op;
-    n.attrs = attrs;
+    if (!attrs.empty()) n.attrs = attrs;
   });
 }
 

@@ -1,14 +1,17 @@
 #include "registry/arg_lists.h"
 
+#include <new>
+
 namespace bprop::detail {
 namespace {
 
-constexpr size_t kMaxKept = 4096;     // lists kept per thread
-constexpr size_t kMaxCapacity = 8;    // a list with room for more goes back to the allocator
+// Lists kept per thread: a forward pass over a long chain keeps one list per recorded op in its tape, and
+// releasing the tape gives them all back for the next pass (65,536 lists of two take about 4 MB).
+constexpr size_t kMaxKept = 65536;
+constexpr size_t kMaxCapacity = 8;  // a list with room for more goes back to the allocator
 
 struct Bin {
   std::vector<std::vector<Tensor>> lists;
-  Bin() { lists.reserve(kMaxKept); }
 };
 
 // Set once this thread's bin is destroyed: lists given back later (thread-exit and static destructors) are freed.
@@ -39,7 +42,11 @@ void recycle_arg_list(std::vector<Tensor>& list) noexcept {
   list.clear();
   if (t_bin_gone || list.capacity() == 0 || list.capacity() > kMaxCapacity) return;
   auto& lists = t_bin.bin.lists;
-  if (lists.size() < kMaxKept) lists.push_back(std::move(list));  // within the reserved room: no allocation
+  if (lists.size() >= kMaxKept) return;
+  try {
+    lists.push_back(std::move(list));
+  } catch (const std::bad_alloc&) {  // no room to keep it: it is freed instead
+  }
 }
 
 }  // namespace bprop::detail

@@ -12,6 +12,8 @@
 #include "bprop/bprop.h"
 #include "bprop/pool.h"
 #include "bprop/small_vector.h"
+#include "autodiff/tape.h"
+#include "registry/arg_lists.h"
 #include "tensor/buffer_cache.h"
 
 using namespace bprop;
@@ -126,6 +128,72 @@ TEST(Tape, LongScalarChainGradientMatchesTheChainRule) {
   }
   EXPECT_NEAR(r[0].tensor().item(), y, 1e-12);
   EXPECT_NEAR(r[1].tensor().item(), g, 1e-12 * std::abs(g) + 1e-300);
+}
+
+// MindSpore's SetUnusedInputs for the output: a node keeps its op's output only when the op's bprop reads it.
+TEST(Tape, ANodeKeepsItsOutputOnlyWhenItsBpropReadsIt) {
+  const int level = autodiff::open_level();
+  std::shared_ptr<autodiff::Node> leaf;
+  const Tensor x = autodiff::make_leaf(scalar(0.5, DType::Float64), level, leaf);
+  const Tensor s = ops::sin(x);      // d sin = cos(x) dout: the input only
+  const Tensor m = x * x;            // the inputs only
+  const Tensor e = ops::exp(x);      // d exp = out dout
+  const Tensor t = ops::tanh(x);     // tanh_grad(out, dout)
+  autodiff::close_level(level);
+  EXPECT_FALSE(autodiff::node_at(s, level)->out.defined());
+  EXPECT_FALSE(autodiff::node_at(m, level)->out.defined());
+  EXPECT_TRUE(autodiff::node_at(e, level)->out.defined());
+  EXPECT_TRUE(autodiff::node_at(t, level)->out.defined());
+  // The default keeps it: an op registered without the declaration (every user primitive) is always safe.
+  EXPECT_TRUE(OpDef{}.bprop_reads_out);
+  // Gradients through both kinds, first and second order (the shared vectors check every op this way).
+  auto f = [](const std::vector<Tensor>& a) -> Value { return ops::exp(ops::sin(a[0])) * a[0]; };
+  const double v = 0.5;
+  const double d1 = grad(f, 0)({scalar(v, DType::Float64)}).tensor().item();
+  const double d2 = grad(grad(f, 0), 0)({scalar(v, DType::Float64)}).tensor().item();
+  const double es = std::exp(std::sin(v)), c = std::cos(v), sn = std::sin(v);
+  EXPECT_NEAR(d1, es * (c * v + 1), 1e-12);
+  EXPECT_NEAR(d2, es * (c * c * v + 2 * c - sn * v), 1e-12);
+}
+
+TEST(ArgLists, ARecycledListComesBackEmptyWithItsRoom) {
+  std::vector<Tensor> list = detail::take_arg_list();
+  list.push_back(scalar(1.0));
+  list.push_back(scalar(2.0));
+  const Tensor* buffer = list.data();
+  detail::recycle_arg_list(list);
+  EXPECT_TRUE(list.empty());
+  const std::vector<Tensor> again = detail::take_arg_list();
+  EXPECT_TRUE(again.empty());
+  EXPECT_EQ(again.data(), buffer);  // the same buffer, no allocation
+  EXPECT_GE(again.capacity(), 2u);
+  // A list taken by the tape (moved away) has no room left: nothing is kept for it.
+  std::vector<Tensor> moved = detail::take_arg_list();
+  moved.push_back(scalar(3.0));
+  std::vector<Tensor> taken = std::move(moved);
+  detail::recycle_arg_list(moved);
+  EXPECT_EQ(taken.size(), 1u);
+}
+
+TEST(Storage, SmallTensorsLiveInsideTheirStorageAndHoldTheirValues) {
+  const MemoryStats before = memory_stats();
+  std::vector<Tensor> ts;
+  for (int64_t n : {0, 1, 4, 5, 16, 17, 1000}) {  // inline up to 16 bytes, up to 64, then a buffer of its own
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(i) + 0.5;
+    ts.push_back(tensor(v, {n}));
+  }
+  int64_t bytes = 0;
+  for (const Tensor& t : ts) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % alignof(std::max_align_t), 0u) << t.numel();
+    const std::vector<float> back = t.to_vector<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(back[static_cast<size_t>(i)], static_cast<float>(i) + 0.5f);
+    bytes += static_cast<int64_t>(t.nbytes());
+  }
+  EXPECT_EQ(memory_stats().storages - before.storages, static_cast<int64_t>(ts.size()));
+  EXPECT_EQ(memory_stats().bytes - before.bytes, bytes);
+  ts.clear();
+  EXPECT_EQ(memory_stats().storages, before.storages);
 }
 
 TEST(Tape, EveryStorageIsFreedAfterDeepAndNestedGrads) {
