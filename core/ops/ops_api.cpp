@@ -15,6 +15,9 @@ namespace {
   static const OpDef& op_def = registry().get(name);            \
   (void)op_def
 
+// The OpDef called `name`, looked up in the registry once per call site (not a string lookup per call).
+#define BPROP_OP_REF(name) ([]() -> const OpDef& { static const OpDef& op = registry().get(name); return op; }())
+
 Tensor opt(const Tensor& t) { return t; }
 
 }  // namespace
@@ -53,10 +56,10 @@ UNARY(stop_gradient, "stop_gradient")
 UNARY(identity, "identity")
 #undef UNARY
 
-Tensor leaky_relu(const Tensor& x, double alpha) { return call_op("leaky_relu", {x}, {{"alpha", alpha}}); }
-Tensor elu(const Tensor& x, double alpha) { return call_op("elu", {x}, {{"alpha", alpha}}); }
+Tensor leaky_relu(const Tensor& x, double alpha) { return call_op(BPROP_OP_REF("leaky_relu"), {x}, {{"alpha", alpha}}); }
+Tensor elu(const Tensor& x, double alpha) { return call_op(BPROP_OP_REF("elu"), {x}, {{"alpha", alpha}}); }
 Tensor gelu(const Tensor& x, const std::string& approximate) {
-  return call_op("gelu", {x}, {{"approximate", approximate}});
+  return call_op(BPROP_OP_REF("gelu"), {x}, {{"approximate", approximate}});
 }
 
 #define BINARY(fn, name)                           \
@@ -91,7 +94,7 @@ Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> m
   Attrs a;
   a.set("min", min ? AttrValue(*min) : AttrValue());
   a.set("max", max ? AttrValue(*max) : AttrValue());
-  return call_op("clamp", {x}, a);
+  return call_op(BPROP_OP_REF("clamp"), {x}, a);
 }
 
 #define REDUCE(fn, name)                                                         \
@@ -109,89 +112,89 @@ REDUCE(argmin, "argmin")
 #undef REDUCE
 
 Tensor var(const Tensor& x, Axis axis, bool keepdims, int64_t correction) {
-  return call_op("var", {x}, {{"axis", axis.value()}, {"keepdims", keepdims}, {"correction", correction}});
+  return call_op(BPROP_OP_REF("var"), {x}, {{"axis", axis.value()}, {"keepdims", keepdims}, {"correction", correction}});
 }
 Tensor stddev(const Tensor& x, Axis axis, bool keepdims, int64_t correction) {
-  return call_op("std", {x}, {{"axis", axis.value()}, {"keepdims", keepdims}, {"correction", correction}});
+  return call_op(BPROP_OP_REF("std"), {x}, {{"axis", axis.value()}, {"keepdims", keepdims}, {"correction", correction}});
 }
 
-Tensor reshape(const Tensor& x, const Shape& shape) { return call_op("reshape", {x}, {{"shape", IntList(shape)}}); }
-Tensor transpose(const Tensor& x, const IntList& perm) { return call_op("transpose", {x}, {{"perm", perm}}); }
+Tensor reshape(const Tensor& x, const Shape& shape) { return call_op(BPROP_OP_REF("reshape"), {x}, {{"shape", IntList(shape)}}); }
+Tensor transpose(const Tensor& x, const IntList& perm) { return call_op(BPROP_OP_REF("transpose"), {x}, {{"perm", perm}}); }
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
-  return call_op("broadcast_to", {x}, {{"shape", IntList(shape)}});
+  return call_op(BPROP_OP_REF("broadcast_to"), {x}, {{"shape", IntList(shape)}});
 }
-Tensor squeeze(const Tensor& x, Axis axis) { return call_op("squeeze", {x}, {{"axis", axis.value()}}); }
-Tensor expand_dims(const Tensor& x, Axis axis) { return call_op("expand_dims", {x}, {{"axis", axis.value()}}); }
-Tensor concat(const std::vector<Tensor>& xs, int64_t axis) { return call_op("concat", xs, {{"axis", axis}}); }
-Tensor stack(const std::vector<Tensor>& xs, int64_t axis) { return call_op("stack", xs, {{"axis", axis}}); }
+Tensor squeeze(const Tensor& x, Axis axis) { return call_op(BPROP_OP_REF("squeeze"), {x}, {{"axis", axis.value()}}); }
+Tensor expand_dims(const Tensor& x, Axis axis) { return call_op(BPROP_OP_REF("expand_dims"), {x}, {{"axis", axis.value()}}); }
+Tensor concat(const std::vector<Tensor>& xs, int64_t axis) { return call_op(BPROP_OP_REF("concat"), xs, {{"axis", axis}}); }
+Tensor stack(const std::vector<Tensor>& xs, int64_t axis) { return call_op(BPROP_OP_REF("stack"), xs, {{"axis", axis}}); }
 Tensor slice(const Tensor& x, const IntList& begin, const IntList& size) {
-  return call_op("slice", {x}, {{"begin", begin}, {"size", size}});
+  return call_op(BPROP_OP_REF("slice"), {x}, {{"begin", begin}, {"size", size}});
 }
 Tensor strided_slice(const Tensor& x, const IntList& begin, const IntList& end, const IntList& strides) {
-  return call_op("strided_slice", {x}, {{"begin", begin}, {"end", end}, {"strides", strides}});
+  return call_op(BPROP_OP_REF("strided_slice"), {x}, {{"begin", begin}, {"end", end}, {"strides", strides}});
 }
 Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis) {
-  return call_op("gather", {x, indices}, {{"axis", axis}});
+  return call_op(BPROP_OP_REF("gather"), {x, indices}, {{"axis", axis}});
 }
 Tensor pad(const Tensor& x, const IntMatrix& paddings, double value) {
-  return call_op("pad", {x}, {{"paddings", paddings}, {"value", value}});
+  return call_op(BPROP_OP_REF("pad"), {x}, {{"paddings", paddings}, {"value", value}});
 }
-Tensor tile(const Tensor& x, const IntList& multiples) { return call_op("tile", {x}, {{"multiples", multiples}}); }
-Tensor flip(const Tensor& x, Axis axis) { return call_op("flip", {x}, {{"axis", axis.value()}}); }
+Tensor tile(const Tensor& x, const IntList& multiples) { return call_op(BPROP_OP_REF("tile"), {x}, {{"multiples", multiples}}); }
+Tensor flip(const Tensor& x, Axis axis) { return call_op(BPROP_OP_REF("flip"), {x}, {{"axis", axis.value()}}); }
 
-Tensor softmax(const Tensor& x, int64_t axis) { return call_op("softmax", {x}, {{"axis", axis}}); }
-Tensor log_softmax(const Tensor& x, int64_t axis) { return call_op("log_softmax", {x}, {{"axis", axis}}); }
+Tensor softmax(const Tensor& x, int64_t axis) { return call_op(BPROP_OP_REF("softmax"), {x}, {{"axis", axis}}); }
+Tensor log_softmax(const Tensor& x, int64_t axis) { return call_op(BPROP_OP_REF("log_softmax"), {x}, {{"axis", axis}}); }
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, const Tensor& weight, const std::string& reduction,
                      int64_t ignore_index, double label_smoothing) {
-  return call_op("cross_entropy", {logits, labels, opt(weight)},
+  return call_op(BPROP_OP_REF("cross_entropy"), {logits, labels, opt(weight)},
                  {{"reduction", reduction}, {"ignore_index", ignore_index}, {"label_smoothing", label_smoothing}});
 }
 Tensor nll_loss(const Tensor& log_probs, const Tensor& labels, const Tensor& weight, const std::string& reduction,
                 int64_t ignore_index) {
-  return call_op("nll_loss", {log_probs, labels, opt(weight)},
+  return call_op(BPROP_OP_REF("nll_loss"), {log_probs, labels, opt(weight)},
                  {{"reduction", reduction}, {"ignore_index", ignore_index}});
 }
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target, const Tensor& weight,
                                         const Tensor& pos_weight, const std::string& reduction) {
-  return call_op("binary_cross_entropy_with_logits", {logits, target, opt(weight), opt(pos_weight)},
+  return call_op(BPROP_OP_REF("binary_cross_entropy_with_logits"), {logits, target, opt(weight), opt(pos_weight)},
                  {{"reduction", reduction}});
 }
 Tensor binary_cross_entropy(const Tensor& probs, const Tensor& target, const Tensor& weight,
                             const std::string& reduction) {
-  return call_op("binary_cross_entropy", {probs, target, opt(weight)}, {{"reduction", reduction}});
+  return call_op(BPROP_OP_REF("binary_cross_entropy"), {probs, target, opt(weight)}, {{"reduction", reduction}});
 }
 Tensor mse_loss(const Tensor& x, const Tensor& y, const std::string& reduction) {
-  return call_op("mse_loss", {x, y}, {{"reduction", reduction}});
+  return call_op(BPROP_OP_REF("mse_loss"), {x, y}, {{"reduction", reduction}});
 }
 Tensor l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction) {
-  return call_op("l1_loss", {x, y}, {{"reduction", reduction}});
+  return call_op(BPROP_OP_REF("l1_loss"), {x, y}, {{"reduction", reduction}});
 }
 Tensor smooth_l1_loss(const Tensor& x, const Tensor& y, const std::string& reduction, double beta) {
-  return call_op("smooth_l1_loss", {x, y}, {{"reduction", reduction}, {"beta", beta}});
+  return call_op(BPROP_OP_REF("smooth_l1_loss"), {x, y}, {{"reduction", reduction}, {"beta", beta}});
 }
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, Size2 stride, Size2 padding, Size2 dilation,
               int64_t groups) {
-  return call_op("conv2d", {x, w, opt(bias)},
+  return call_op(BPROP_OP_REF("conv2d"), {x, w, opt(bias)},
                  {{"stride", stride.value()}, {"padding", padding.value()}, {"dilation", dilation.value()},
                   {"groups", groups}});
 }
 Tensor max_pool2d(const Tensor& x, Size2 kernel_size, std::optional<Size2> stride, Size2 padding) {
-  return call_op("max_pool2d", {x},
+  return call_op(BPROP_OP_REF("max_pool2d"), {x},
                  {{"kernel_size", kernel_size.value()},
                   {"stride", stride ? AttrValue(stride->value()) : AttrValue()},
                   {"padding", padding.value()}});
 }
 Tensor avg_pool2d(const Tensor& x, Size2 kernel_size, std::optional<Size2> stride, Size2 padding) {
-  return call_op("avg_pool2d", {x},
+  return call_op(BPROP_OP_REF("avg_pool2d"), {x},
                  {{"kernel_size", kernel_size.value()},
                   {"stride", stride ? AttrValue(stride->value()) : AttrValue()},
                   {"padding", padding.value()}});
 }
 Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  return call_op("batch_norm", {x, opt(weight), opt(bias)}, {{"eps", eps}});
+  return call_op(BPROP_OP_REF("batch_norm"), {x, opt(weight), opt(bias)}, {{"eps", eps}});
 }
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t normalized_ndim, double eps) {
-  return call_op("layer_norm", {x, opt(weight), opt(bias)}, {{"normalized_ndim", normalized_ndim}, {"eps", eps}});
+  return call_op(BPROP_OP_REF("layer_norm"), {x, opt(weight), opt(bias)}, {{"normalized_ndim", normalized_ndim}, {"eps", eps}});
 }
 Tensor embedding(const Tensor& indices, const Tensor& table) {
   BPROP_OP("embedding");
@@ -199,17 +202,17 @@ Tensor embedding(const Tensor& indices, const Tensor& table) {
 }
 
 Tensor random_uniform(const Tensor& key, const Shape& shape, double low, double high, DType dtype) {
-  return call_op("random_uniform", {key},
+  return call_op(BPROP_OP_REF("random_uniform"), {key},
                  {{"shape", IntList(shape)}, {"low", low}, {"high", high}, {"dtype", std::string(dtype_name(dtype))}});
 }
 
 Tensor random_normal(const Tensor& key, const Shape& shape, DType dtype) {
-  return call_op("random_normal", {key}, {{"shape", IntList(shape)}, {"dtype", std::string(dtype_name(dtype))}});
+  return call_op(BPROP_OP_REF("random_normal"), {key}, {{"shape", IntList(shape)}, {"dtype", std::string(dtype_name(dtype))}});
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
   if (x.dtype() == dtype) return x;
-  return call_op("cast", {x}, {{"dtype", std::string(dtype_name(dtype))}});
+  return call_op(BPROP_OP_REF("cast"), {x}, {{"dtype", std::string(dtype_name(dtype))}});
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {

@@ -22,16 +22,6 @@ DType parse_dtype(const std::string& name, const std::string& context) {
   throw ValueError(context + ": unknown dtype '" + name + "' (expected float32, float64, int32 or bool)");
 }
 
-size_t dtype_size(DType dt) {
-  switch (dt) {
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::Int32: return 4;
-    case DType::Bool: return 1;
-  }
-  return 1;
-}
-
 DType promote_types(DType a, DType b) {
   auto rank = [](DType d) {
     switch (d) {

@@ -12,7 +12,16 @@ enum class DType : uint8_t { Float32, Float64, Int32, Bool };
 const char* dtype_name(DType dt);
 /// Parses "float32" | "float64" | "int32" | "bool"; throws ValueError naming `context` otherwise.
 DType parse_dtype(const std::string& name, const std::string& context = "dtype");
-size_t dtype_size(DType dt);
+/// Bytes per element (inline: every tensor allocation asks).
+inline size_t dtype_size(DType dt) {
+  switch (dt) {
+    case DType::Float32: return 4;
+    case DType::Float64: return 8;
+    case DType::Int32: return 4;
+    case DType::Bool: return 1;
+  }
+  return 1;
+}
 inline bool is_float(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
 
 /// NumPy promotion over our four types: bool < int32 < float32 < float64.
