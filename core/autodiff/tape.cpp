@@ -253,11 +253,19 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
       GraphObserver* obs = graph_observer();
       if (obs) obs->on_bprop_begin(*node, dout);
       {
-        // A bprop's host constants go to the device of the value it differentiates.
+        // A bprop's host constants go to the device of the value it differentiates: its output or, when the node
+        // keeps none (bprop_reads_out), the device among its inputs (the op ran there), else dout's.
         std::optional<detail::PreferDevice> on_device;
         if (detail::devices_in_use()) {
-          const Tensor& value = node->out.defined() ? node->out : dout;
-          if (value.backend() != Backend::CPU && value.backend() != Backend::Graph) on_device.emplace(value.device());
+          auto on_a_device = [](const Tensor& t) {
+            return t.defined() && t.backend() != Backend::CPU && t.backend() != Backend::Graph;
+          };
+          const Tensor* value = node->out.defined() ? &node->out : nullptr;
+          for (size_t i = 0; !value && i < node->inputs.size(); ++i) {
+            if (on_a_device(node->inputs[i])) value = &node->inputs[i];
+          }
+          if (!value) value = &dout;
+          if (on_a_device(*value)) on_device.emplace(value->device());
         }
         if (node->op) {
           const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};

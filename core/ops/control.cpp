@@ -52,6 +52,7 @@ void register_control_ops(Registry& r) {
     });
     // cast float -> float: dx = dout cast back; casts to int32/bool produce no gradient (never recorded)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::cast(c.dout, c.input(0).dtype())}; };
+    op.bprop_reads_out = false;
     r.add(std::move(op));
   }
 }

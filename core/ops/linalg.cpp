@@ -207,6 +207,7 @@ void register_linalg_ops(Registry& r) {
   op.infer_dtype = promote_dtype;
   op.cpu(matmul_kernel);
   op.bprop = matmul_bprop;
+  op.bprop_reads_out = false;
   r.add(std::move(op));
 
   OpDef t;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -672,6 +673,8 @@ void register_reduce_ops(Registry& r) {
     op.infer_dtype = d.dtype;
     op.cpu(d.kernel);
     op.bprop = d.bprop;
+    // sum's and mean's bprops read the input's shape and dout only (prod, amax, amin, logsumexp, ... read `out`)
+    op.bprop_reads_out = std::string_view(d.name) != "sum" && std::string_view(d.name) != "mean";
     op.no_grad = !d.bprop;
     r.add(std::move(op));
   }

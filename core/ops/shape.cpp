@@ -365,6 +365,7 @@ void register_shape_ops(Registry& r) {
     op.cpu(view_kernel);
     // reshape: dx = reshape(dout, x.shape)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; };
+    op.bprop_reads_out = false;
     r.add(std::move(op));
   }
   {
@@ -383,6 +384,7 @@ void register_shape_ops(Registry& r) {
       for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
       return {ops::transpose(c.dout, inv)};
     };
+    op.bprop_reads_out = false;
     r.add(std::move(op));
   }
   {
@@ -396,6 +398,7 @@ void register_shape_ops(Registry& r) {
     op.cpu(broadcast_to_kernel);
     // broadcast_to: dx = sum_to(dout, x.shape) (sum over the broadcast axes)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::sum_to(c.dout, c.input(0).shape())}; };
+    op.bprop_reads_out = false;
     r.add(std::move(op));
   }
   {
@@ -410,6 +413,7 @@ void register_shape_ops(Registry& r) {
     op.cpu(view_kernel);
     // squeeze: dx = reshape(dout, x.shape)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; };
+    op.bprop_reads_out = false;
     r.add(std::move(op));
   }
   {
@@ -424,6 +428,7 @@ void register_shape_ops(Registry& r) {
     op.cpu(view_kernel);
     // expand_dims: dx = reshape(dout, x.shape)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; };
+    op.bprop_reads_out = false;
     r.add(std::move(op));
   }
   {
