@@ -10,24 +10,20 @@ namespace {
 constexpr size_t kMaxKept = 65536;
 constexpr size_t kMaxCapacity = 8;  // a list with room for more goes back to the allocator
 
-struct Bin {
-  std::vector<std::vector<Tensor>> lists;
-};
-
 // Set once this thread's bin is destroyed: lists given back later (thread-exit and static destructors) are freed.
 // A plain bool has no destructor, so it stays readable to the end.
 thread_local bool t_bin_gone = false;
-struct BinHolder {
-  Bin bin;
-  ~BinHolder() { t_bin_gone = true; }
+struct Bin {
+  std::vector<std::vector<Tensor>> lists;
+  ~Bin() { t_bin_gone = true; }
 };
-thread_local BinHolder t_bin;
+thread_local Bin t_bin;
 
 }  // namespace
 
 std::vector<Tensor> take_arg_list() {
   if (t_bin_gone) return {};
-  auto& lists = t_bin.bin.lists;
+  auto& lists = t_bin.lists;
   if (lists.empty()) {
     std::vector<Tensor> fresh;
     fresh.reserve(2);  // a tape node keeps its list: room for a binary op's operands and no more
@@ -41,7 +37,7 @@ std::vector<Tensor> take_arg_list() {
 void recycle_arg_list(std::vector<Tensor>& list) noexcept {
   list.clear();
   if (t_bin_gone || list.capacity() == 0 || list.capacity() > kMaxCapacity) return;
-  auto& lists = t_bin.bin.lists;
+  auto& lists = t_bin.lists;
   if (lists.size() >= kMaxKept) return;
   try {
     lists.push_back(std::move(list));
