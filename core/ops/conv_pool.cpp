@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -518,11 +519,102 @@ void for_each_argmax(const T* x, const PoolDims& d, Fn fn) {
   });
 }
 
+// ---- non-overlapping 2x2 windows (kernel 2, stride 2, no padding: the usual CNN pooling) ----
+// The general loops above spend most of their time on index arithmetic per window. Here each output row reads
+// two input rows and the loops over its columns are branch-free and vectorise; the windows pick the same element
+// as WindowMax does (the first largest, or the last NaN), so results are bit-identical to the general path.
+
+bool is_pool2x2(const PoolDims& d) {
+  return d.kh == 2 && d.kw == 2 && d.sh == 2 && d.sw == 2 && d.ph == 0 && d.pw == 0;
+}
+
+/// Which element of the window (a b / c d) WindowMax picks, 0..3 in row-major order: the last NaN, else the
+/// first element equal to the maximum. Written as selects on values GCC and clang if-convert, so the loops below
+/// vectorise (WindowMax's chain of index selects kept them scalar and branchy).
+template <typename T>
+inline int32_t window2x2_argmax(T a, T b, T c, T d) {
+  const T ab = b > a ? b : a, cd = d > c ? d : c, m = cd > ab ? cd : ab;  // any NaN is handled below
+  int32_t j = c == m ? 2 : 3;
+  j = b == m ? 1 : j;
+  j = a == m ? 0 : j;
+  j = a != a ? 0 : j;
+  j = b != b ? 1 : j;
+  j = c != c ? 2 : j;
+  return d != d ? 3 : j;
+}
+
+/// s ? a : b through the bits: compilers turn a select between loaded values back into branches.
+template <typename T>
+inline T select_bits(bool s, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  const U mask = U(0) - U(s);
+  // (std::bit_cast is missing from the older libc++ Emscripten ships; the builtin is in GCC and clang)
+  return __builtin_bit_cast(T, static_cast<U>((__builtin_bit_cast(U, a) & mask) | (__builtin_bit_cast(U, b) & ~mask)));
+}
+
+/// out = each window's maximum (max_pool2d: g = x), or g read at each window's argmax in x (max_pool2d_gather).
+template <typename T>
+void pool2x2_gather(const T* x, const T* g, T* out, const PoolDims& d) {
+  const int64_t w = d.w, ow = d.ow;
+  for_planes(d, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t oy = 0; oy < d.oh; ++oy) {
+        const int64_t i = p * d.h * w + 2 * oy * w;
+        const T* x0 = x + i;
+        const T* x1 = x0 + w;
+        const T* g0 = g + i;
+        const T* g1 = g0 + w;
+        T* y = out + (p * d.oh + oy) * ow;
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t c = 2 * ox;
+          const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
+          const T ga = g0[c], gb = g0[c + 1], gc = g1[c], gd = g1[c + 1];
+          T r = select_bits(j == 1, gb, ga);
+          r = select_bits(j == 2, gc, r);
+          y[ox] = select_bits(j == 3, gd, r);
+        }
+      }
+    }
+  });
+}
+
+/// dx = dout added onto each window's argmax in x (max_pool2d_grad); the elements no window covers (an odd last
+/// row or column) are zero.
+template <typename T>
+void pool2x2_scatter(const T* x, const T* dout, T* dx, const PoolDims& d) {
+  const int64_t w = d.w, ow = d.ow;
+  for_planes(d, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t oy = 0; oy < d.oh; ++oy) {
+        const int64_t i = p * d.h * w + 2 * oy * w;
+        const T* x0 = x + i;
+        const T* x1 = x0 + w;
+        T* d0 = dx + i;
+        T* d1 = d0 + w;
+        const T* g = dout + (p * d.oh + oy) * ow;
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t c = 2 * ox;
+          const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
+          const T v = g[ox] + T(0);  // 0 + dout, as the general path adds onto zeros (a -0 cotangent lands as +0)
+          d0[c] = select_bits(j == 0, v, T(0));
+          d0[c + 1] = select_bits(j == 1, v, T(0));
+          d1[c] = select_bits(j == 2, v, T(0));
+          d1[c + 1] = select_bits(j == 3, v, T(0));
+        }
+        if (w % 2 != 0) d0[w - 1] = d1[w - 1] = T(0);
+      }
+      if (d.h % 2 != 0) std::fill(dx + (p + 1) * d.h * w - w, dx + (p + 1) * d.h * w, T(0));
+    }
+  });
+}
+
 void max_pool2d_kernel(KernelCtx& c) {
   const PoolDims d = input_pool_dims(InferCtx{c.op, c.inputs, c.attrs});
   visit_float(c.out_dtype, [&]<typename T>() {
     T* out = c.out.data<T>();
-    for_each_argmax(c.inputs[0].data<T>(), d, [&](int64_t o, int64_t, T v) { out[o] = v; });
+    const T* x = c.inputs[0].data<T>();
+    if (is_pool2x2(d)) return pool2x2_gather(x, x, out, d);
+    for_each_argmax(x, d, [&](int64_t o, int64_t, T v) { out[o] = v; });
   });
 }
 
@@ -530,6 +622,11 @@ void max_pool2d_grad_kernel(KernelCtx& c) {
   const PoolDims d = argmax_pool_dims(InferCtx{c.op, c.inputs, c.attrs}, true);
   const Tensor dy = cpu::as_dtype(c.inputs[0], c.out_dtype);
   const Tensor x = cpu::as_dtype(c.inputs[1], c.out_dtype);
+  if (is_pool2x2(d)) {
+    return visit_float(c.out_dtype, [&]<typename T>() {
+      pool2x2_scatter(x.data<T>(), dy.data<T>(), c.out.data<T>(), d);
+    });
+  }
   cpu::fill_tensor(c.out, 0.0);
   visit_float(c.out_dtype, [&]<typename T>() {
     const T* pd = dy.data<T>();
@@ -545,6 +642,7 @@ void max_pool2d_gather_kernel(KernelCtx& c) {
   visit_float(c.out_dtype, [&]<typename T>() {
     const T* pg = g.data<T>();
     T* out = c.out.data<T>();
+    if (is_pool2x2(d)) return pool2x2_gather(x.data<T>(), pg, out, d);
     for_each_argmax(x.data<T>(), d, [&](int64_t o, int64_t i, T) { out[o] = pg[i]; });
   });
 }

@@ -121,7 +121,9 @@ void naive_max_pool(const std::vector<double>& x, const PoolCase& c, int64_t oh,
 
 TEST(MaxPool2dKernel, ValuesAndArgmaxMatchTheDefinition) {
   const std::vector<PoolCase> cases = {
-      {{2, 3, 6, 28}, 2, 2, 2, 2, 0, 0},  // the common 2x2 pool over wide rows
+      {{2, 3, 6, 28}, 2, 2, 2, 2, 0, 0},  // the common 2x2 pool over wide rows (a path of its own)
+      {{1, 2, 7, 9}, 2, 2, 2, 2, 0, 0},   // 2x2 with an odd last row and column that no window covers
+      {{3, 5, 2}, 2, 2, 2, 2, 0, 0},      // 2x2, 3-D, one window row
       {{1, 2, 7, 19}, 3, 3, 1, 1, 1, 1},  // overlapping windows, padding on every side
       {{2, 5, 23}, 3, 2, 2, 3, 1, 1},     // 3-D input, uneven strides, clipped right edge
       {{1, 1, 4, 9}, 1, 4, 1, 1, 0, 2},   // one-row windows, wide padding
@@ -161,7 +163,21 @@ TEST(MaxPool2dKernel, ValuesAndArgmaxMatchTheDefinition) {
       for (size_t o = 0; o < arg.size(); ++o) dx_want[static_cast<size_t>(arg[o])] += dy_cast[o];
       const std::vector<double> dx = dx_t.to_vector<double>();
       ASSERT_EQ(dx.size(), dx_want.size());
-      for (size_t i = 0; i < dx.size(); ++i) EXPECT_NEAR(dx[i], dx_want[i], 1e-6) << "element " << i;
+      // One window owns each element here, or none: 0 + dy exactly (a -0 cotangent lands as +0).
+      const bool overlapping = c.kh > c.sh || c.kw > c.sw;
+      for (size_t i = 0; i < dx.size(); ++i) {
+        if (overlapping) EXPECT_NEAR(dx[i], dx_want[i], 1e-6) << "element " << i;
+        else EXPECT_EQ(dx[i], dx_want[i]) << "element " << i;
+      }
+      // max_pool2d_gather (the second-order gradient's op) reads g at each window's chosen element.
+      const std::vector<double> gv = values(xv.size(), 13);
+      const Tensor g = ops::cast(tensor(gv, c.x, DType::Float64), dt);
+      const Attrs attrs{{"kernel_size", IntList{c.kh, c.kw}}, {"stride", IntList{c.sh, c.sw}},
+                        {"padding", IntList{c.ph, c.pw}}};
+      const std::vector<double> gathered = call_op("max_pool2d_gather", {g, x}, attrs).to_vector<double>();
+      const std::vector<double> g_cast = g.to_vector<double>();
+      ASSERT_EQ(gathered.size(), arg.size());
+      for (size_t o = 0; o < arg.size(); ++o) EXPECT_EQ(gathered[o], g_cast[static_cast<size_t>(arg[o])]) << o;
     }
   }
 }
