@@ -9,6 +9,7 @@
 namespace bprop::graph {
 
 void fuse_elementwise(Graph& g) {
+  cluster_elementwise(g);
   g.groups.clear();
   for (GraphNode& n : g.nodes) n.group = -1;
   std::vector<std::vector<int>> runs;

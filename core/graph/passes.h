@@ -16,6 +16,9 @@ bool fold_constants(Graph& g);
 /// Algebraic identities the bprops produce: x * 1, 1 * x, x / 1, x - 0, x + (-0), neg(neg x), reshape,
 /// broadcast_to, cast and transpose that change nothing, reshape of a reshape, transpose of a transpose.
 bool simplify(Graph& g);
+/// Moves elementwise nodes up past nodes they do not depend on, joining runs of one shape and dtype that another
+/// node cut in two (graph/pass_cluster.cpp); fuse_elementwise runs it first.
+bool cluster_elementwise(Graph& g);
 /// Groups runs of consecutive elementwise nodes of one shape and dtype into fused loops.
 void fuse_elementwise(Graph& g);
 

@@ -61,6 +61,33 @@ test('ops: chainable methods, bp.ops with options, callOp, numbers as scalars', 
   assert.deepEqual(bp.stopGradient(x).toArray(), x.toArray());
 });
 
+test('float32 exp, expm1, tanh, sigmoid, softplus, silu keep NaN and their edges in the vector loops', () => {
+  // The WebAssembly build clamps their arguments in a form that drops NaN and puts it back afterwards
+  // (core/kernels/cpu/vmath.h): every lane of the vector loops, and the scalar tail, must give NaN for NaN.
+  const edges = [NaN, -Infinity, Infinity, -200, 200, -100, 100, -20.5, 20.5, 0, -0, 1e-8, -1e-8, 0.5, -3, 88.5];
+  const xs = Array.from({ length: 3 * edges.length + 5 }, (_, i) => edges[(i * 7) % edges.length]);
+  const x = bp.tensor(xs);
+  const sig = (v) => (v >= 0 ? 1 / (1 + Math.exp(-v)) : Math.exp(v) / (1 + Math.exp(v)));
+  const want = {
+    exp: Math.exp,
+    expm1: Math.expm1,
+    tanh: Math.tanh,
+    sigmoid: sig,
+    softplus: (v) => Math.max(v, 0) + Math.log1p(Math.exp(-Math.abs(v))),
+    silu: (v) => (v === -Infinity ? NaN : v * sig(v)),
+  };
+  for (const [op, f] of Object.entries(want)) {
+    const got = bp.callOp(op, [x]).data();
+    xs.forEach((v, i) => {
+      const w = Math.fround(f(v));
+      if (Number.isNaN(w)) assert.ok(Number.isNaN(got[i]), `${op}(${v}) = ${got[i]}, want NaN`);
+      else if (!Number.isFinite(w) || w === 0) assert.equal(got[i], w, `${op}(${v})`);
+      else near(got[i], w, 1e-6);
+    });
+  }
+  x.dispose();
+});
+
 test('float64 end to end', () => {
   const x = bp.tensor([1e-10, 1], { dtype: 'float64' });
   const y = x.add(1).sub(1);

@@ -168,6 +168,9 @@ TEST(VMath, SpecialValues) {
   EXPECT_EQ(vm::expm1(-kInf), -1.0f);
   EXPECT_EQ(vm::expm1(kInf), kInf);
   EXPECT_EQ(vm::expm1(1e-30f), 1e-30f);
+  EXPECT_TRUE(std::signbit(vm::expm1(-0.0f)));  // -0, as std::expm1
+  EXPECT_FALSE(std::signbit(vm::expm1(0.0f)));
+  EXPECT_TRUE(std::isnan(vm::expm1(kNaN)));
   EXPECT_EQ(vm::log(1.0f), 0.0f);
   EXPECT_EQ(vm::log(0.0f), -kInf);
   EXPECT_EQ(vm::log(-0.0f), -kInf);
