@@ -18,6 +18,7 @@
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/im2col.h"
+#include "kernels/cpu/loop_hints.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -592,6 +593,7 @@ void pool2x2_scatter(const T* x, const T* dout, T* dx, const PoolDims& d) {
         T* d0 = dx + i;
         T* d1 = d0 + w;
         const T* g = dout + (p * d.oh + oy) * ow;
+        BPROP_ELEMENTWISE_LOOP  // dx is the kernel's own output: no iteration reads what another writes
         for (int64_t ox = 0; ox < ow; ++ox) {
           const int64_t c = 2 * ox;
           const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
