@@ -553,28 +553,31 @@ inline T select_bits(bool s, T a, T b) {
   return __builtin_bit_cast(T, static_cast<U>((__builtin_bit_cast(U, a) & mask) | (__builtin_bit_cast(U, b) & ~mask)));
 }
 
+/// row(i, o) for every output row of every plane: i the offset in x of the row's windows' first input row, o the
+/// offset of the output row.
+template <typename Row>
+void for_rows2x2(const PoolDims& d, Row row) {
+  for_planes(d, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t oy = 0; oy < d.oh; ++oy) row(p * d.h * d.w + 2 * oy * d.w, (p * d.oh + oy) * d.ow);
+    }
+  });
+}
+
 /// out = each window's maximum (max_pool2d: g = x), or g read at each window's argmax in x (max_pool2d_gather).
 template <typename T>
 void pool2x2_gather(const T* x, const T* g, T* out, const PoolDims& d) {
   const int64_t w = d.w, ow = d.ow;
-  for_planes(d, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      for (int64_t oy = 0; oy < d.oh; ++oy) {
-        const int64_t i = p * d.h * w + 2 * oy * w;
-        const T* x0 = x + i;
-        const T* x1 = x0 + w;
-        const T* g0 = g + i;
-        const T* g1 = g0 + w;
-        T* y = out + (p * d.oh + oy) * ow;
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t c = 2 * ox;
-          const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
-          const T ga = g0[c], gb = g0[c + 1], gc = g1[c], gd = g1[c + 1];
-          T r = select_bits(j == 1, gb, ga);
-          r = select_bits(j == 2, gc, r);
-          y[ox] = select_bits(j == 3, gd, r);
-        }
-      }
+  for_rows2x2(d, [&](int64_t i, int64_t o) {
+    const T *x0 = x + i, *x1 = x0 + w, *g0 = g + i, *g1 = g0 + w;
+    T* y = out + o;
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t c = 2 * ox;
+      const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
+      const T ga = g0[c], gb = g0[c + 1], gc = g1[c], gd = g1[c + 1];
+      T r = select_bits(j == 1, gb, ga);
+      r = select_bits(j == 2, gc, r);
+      y[ox] = select_bits(j == 3, gd, r);
     }
   });
 }
@@ -584,30 +587,24 @@ void pool2x2_gather(const T* x, const T* g, T* out, const PoolDims& d) {
 template <typename T>
 void pool2x2_scatter(const T* x, const T* dout, T* dx, const PoolDims& d) {
   const int64_t w = d.w, ow = d.ow;
-  for_planes(d, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      for (int64_t oy = 0; oy < d.oh; ++oy) {
-        const int64_t i = p * d.h * w + 2 * oy * w;
-        const T* x0 = x + i;
-        const T* x1 = x0 + w;
-        T* d0 = dx + i;
-        T* d1 = d0 + w;
-        const T* g = dout + (p * d.oh + oy) * ow;
-        BPROP_ELEMENTWISE_LOOP  // dx is the kernel's own output: no iteration reads what another writes
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t c = 2 * ox;
-          const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
-          const T v = g[ox] + T(0);  // 0 + dout, as the general path adds onto zeros (a -0 cotangent lands as +0)
-          d0[c] = select_bits(j == 0, v, T(0));
-          d0[c + 1] = select_bits(j == 1, v, T(0));
-          d1[c] = select_bits(j == 2, v, T(0));
-          d1[c + 1] = select_bits(j == 3, v, T(0));
-        }
-        if (w % 2 != 0) d0[w - 1] = d1[w - 1] = T(0);
-      }
-      if (d.h % 2 != 0) std::fill(dx + (p + 1) * d.h * w - w, dx + (p + 1) * d.h * w, T(0));
+  for_rows2x2(d, [&](int64_t i, int64_t o) {
+    const T *x0 = x + i, *x1 = x0 + w, *g = dout + o;
+    T *d0 = dx + i, *d1 = d0 + w;
+    BPROP_ELEMENTWISE_LOOP  // dx is the kernel's own output: no iteration reads what another writes
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t c = 2 * ox;
+      const int32_t j = window2x2_argmax(x0[c], x0[c + 1], x1[c], x1[c + 1]);
+      const T v = g[ox] + T(0);  // 0 + dout, as the general path adds onto zeros (a -0 cotangent lands as +0)
+      d0[c] = select_bits(j == 0, v, T(0));
+      d0[c + 1] = select_bits(j == 1, v, T(0));
+      d1[c] = select_bits(j == 2, v, T(0));
+      d1[c + 1] = select_bits(j == 3, v, T(0));
     }
+    if (w % 2 != 0) d0[w - 1] = d1[w - 1] = T(0);
   });
+  if (d.h % 2 != 0) {
+    for (int64_t p = 1; p <= d.planes; ++p) std::fill(dx + p * d.h * w - w, dx + p * d.h * w, T(0));
+  }
 }
 
 void max_pool2d_kernel(KernelCtx& c) {
