@@ -49,8 +49,8 @@ BPROP_VM_INLINE float round_magic(float x, int32_t& k) {
 /// WebAssembly SIMD has one instruction for `x < hi ? x : hi` (f32x4.pmin; NaN gives hi), while the clamp that
 /// keeps NaN, `x > hi ? hi : x`, becomes f32x4.min, whose NaN rules V8 lowers to about seven x86 instructions
 /// (exp's two clamps were a third of its time there). So in WebAssembly the clamp drops NaN and `pass_nan` puts it
-/// back; natively the NaN-keeping clamp is one instruction (minps) and NaN flows through the arithmetic. The
-/// results are the same bits either way.
+/// back; natively the NaN-keeping clamp is one instruction (minps) and NaN flows through the arithmetic. Either
+/// way the results are the same: every number gives the same bits, and NaN gives NaN.
 #if defined(__wasm__)
 BPROP_VM_INLINE float clamp(float x, float lo, float hi) {
   x = x < hi ? x : hi;
