@@ -479,12 +479,13 @@ val set_requires_grad(uint32_t p, bool v) {
 
 /// A primitive whose shape rule, dtype rule, forward kernel and bprop are JavaScript functions:
 /// infer_shape(shapes) -> shape, infer_dtype(dtypes) -> name, forward(arrays, shapes, dtypes, outShape,
-/// outDtype) -> values, bprop(handles, out, dout) -> array of handles or nulls.
+/// outDtype) -> values, bprop(handles, out, dout) -> array of handles or nulls (out is null when reads_out is false).
 val register_primitive_call(std::string name, val input_names, val infer_shape, val infer_dtype, val forward,
-                            val bprop_fn) {
+                            val bprop_fn, bool reads_out) {
   return guarded([&] {
     PrimitiveDef def;
     def.name = name;
+    def.bprop_reads_out = reads_out;
     const int n = input_names["length"].as<int>();
     for (int i = 0; i < n; ++i) def.inputs.push_back(input_names[i].as<std::string>());
     const auto shapes = [](const std::vector<Tensor>& ts) {
@@ -525,7 +526,7 @@ val register_primitive_call(std::string name, val input_names, val infer_shape, 
       typed_view(c.out).call<void>("set", r);
     };
     def.bprop = [bprop_fn](const std::vector<Tensor>& in, const Tensor& o, const Tensor& d) {
-      return to_grads(bprop_fn(from_tensors(in), handle_val(o), handle_val(d)));
+      return to_grads(bprop_fn(from_tensors(in), o.defined() ? handle_val(o) : val::null(), handle_val(d)));
     };
     register_primitive(def);
     return val(true);

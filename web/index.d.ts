@@ -504,8 +504,10 @@ export interface PrimitiveSpec {
   inferDtype?: (...dtypes: DType[]) => DType;
   /** The forward kernel: the inputs' elements (copies) in, the output's elements out. Its last argument is a PrimitiveInfo. */
   forward: (...arrays: any[]) => ArrayLike<number>;
-  /** (inputs..., out, dout) -> one gradient per input (null for none), written with ops. */
+  /** (inputs..., out, dout) -> one gradient per input (null for none), written with ops; out is null with readsOut false. */
   bprop: (...tensors: Tensor[]) => (Tensor | null)[] | Tensor;
+  /** false: bprop never reads out (it is passed null), so a recorded call does not keep its output alive. Default true. */
+  readsOut?: boolean;
 }
 
 /** A module: subclass it with construct (and bprop for a custom backward operator). Instances are callable. */

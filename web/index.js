@@ -369,7 +369,7 @@ class Bprop {
       let result;
       try {
         const args = handles.map((h) => (h === null || h === 0 ? null : this._wrap(h)));
-        const extra = rest.map((h) => this._wrap(h));
+        const extra = rest.map((h) => (h === null ? null : this._wrap(h)));  // (a primitive's unread out: null)
         const r = fn(...args, ...extra);
         result = convert === 'grads' ? this._toGradHandles(r, args.length, made) : this._toHandles(r, made);
       } catch (e) {
@@ -883,12 +883,16 @@ class Bprop {
   /**
    * Registers a primitive: forward(...typedArrays, info) returns the output elements (typed array or array);
    * inferShape(...shapes) and inferDtype(...dtypes) default to the first input's; bprop(...inputs, out, dout)
-   * returns one gradient per input (null for none), written with ops so it differentiates again.
+   * returns one gradient per input (null for none), written with ops so it differentiates again. readsOut: false
+   * promises that bprop never reads out (it gets null): a recorded call then does not keep its output alive.
    */
-  registerPrimitive({ name, inputs = ['x'], inferShape, inferDtype, forward, bprop }) {
+  registerPrimitive({ name, inputs = ['x'], inferShape, inferDtype, forward, bprop, readsOut = true }) {
     if (typeof name !== 'string' || !name) throw new ValueError('registerPrimitive: a name is required');
     if (typeof forward !== 'function') throw new ValueError(`registerPrimitive '${name}': forward is required`);
     if (typeof bprop !== 'function') throw new ValueError(`registerPrimitive '${name}': bprop is required`);
+    if (typeof readsOut !== 'boolean') {
+      throw new ValueError(`registerPrimitive '${name}': readsOut must be true or false, got ${String(readsOut)}`);
+    }
     const inputNames = typeof inputs === 'number' ? Array.from({ length: inputs }, (_, i) => `x${i}`) : inputs;
     const guard = (f) => (...a) => {
       try {
@@ -904,7 +908,7 @@ class Bprop {
       forward(...arrays, { shapes, dtypes, outShape, outDtype }),
     );
     const bpropFn = this._callback((...ts) => bprop(...ts), 'grads');
-    this._check(this._mod.registerPrimitive(name, inputNames, shapeFn, dtypeFn, forwardFn, bpropFn));
+    this._check(this._mod.registerPrimitive(name, inputNames, shapeFn, dtypeFn, forwardFn, bpropFn, readsOut));
     this._defineOp(name);
   }
 }

@@ -69,6 +69,7 @@ void register_primitive(const PrimitiveDef& def) {
   op.cpu(def.forward);
   auto user_bprop = def.bprop;
   op.bprop = [user_bprop](const BpropCtx& c) { return user_bprop(c.inputs, c.out, c.dout); };
+  op.bprop_reads_out = def.bprop_reads_out;
   registry().add(std::move(op));
 }
 

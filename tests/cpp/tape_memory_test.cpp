@@ -156,6 +156,39 @@ TEST(Tape, ANodeKeepsItsOutputOnlyWhenItsBpropReadsIt) {
   EXPECT_NEAR(d2, es * (c * c * v + 2 * c - sn * v), 1e-12);
 }
 
+TEST(Tape, AUserPrimitiveThatDeclaresItsBpropDoesNotReadOutKeepsNoOutput) {
+  // cube(x) = x^3, d = 3 x^2 dout: written from the input, so `out` is not needed.
+  for (const bool reads_out : {true, false}) {
+    const std::string name = reads_out ? "tape_test_cube_reads_out" : "tape_test_cube";
+    PrimitiveDef def;
+    def.name = name;
+    def.inputs = {"x"};
+    def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
+    def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
+    def.forward = [](KernelCtx& c) {
+      const double* x = c.inputs[0].data<double>();
+      double* y = c.out.data<double>();
+      for (int64_t i = 0; i < c.out.numel(); ++i) y[i] = x[i] * x[i] * x[i];
+    };
+    def.bprop = [reads_out](const std::vector<Tensor>& in, const Tensor& out, const Tensor& dout) -> std::vector<Tensor> {
+      EXPECT_EQ(out.defined(), reads_out);  // an undefined tensor when the primitive said it does not read it
+      return {in[0] * in[0] * 3.0 * dout};
+    };
+    def.bprop_reads_out = reads_out;
+    register_primitive(def);
+    const int level = autodiff::open_level();
+    std::shared_ptr<autodiff::Node> leaf;
+    const Tensor x = autodiff::make_leaf(scalar(0.5, DType::Float64), level, leaf);
+    const Tensor y = call_op(name, {x});
+    autodiff::close_level(level);
+    EXPECT_EQ(autodiff::node_at(y, level)->out.defined(), reads_out) << name;
+    // first and second order through it
+    const Fn f = [&](const std::vector<Tensor>& a) -> Value { return call_op(name, {a[0]}); };
+    EXPECT_NEAR(grad(f, 0)({scalar(2.0, DType::Float64)}).tensor().item(), 12.0, 1e-12) << name;
+    EXPECT_NEAR(grad(grad(f, 0), 0)({scalar(2.0, DType::Float64)}).tensor().item(), 12.0, 1e-12) << name;
+  }
+}
+
 TEST(ArgLists, ARecycledListComesBackEmptyWithItsRoom) {
   std::vector<Tensor> list = detail::take_arg_list();
   list.push_back(scalar(1.0));

@@ -166,6 +166,32 @@ test('seed: a registered primitive with a JavaScript forward (grad 8 at 4)', () 
     ValueError);
 });
 
+test('a registered primitive whose bprop does not read out (readsOut: false) gets null for it', () => {
+  const seen = { my_cube_prim: [], my_cube_prim_out: [] };
+  const spec = (name, readsOut) => ({
+    name,
+    forward: (x) => x.map((v) => v * v * v),
+    bprop: (x, out, dout) => {
+      seen[name].push(out === null);
+      return [x.mul(x).mul(3).mul(dout)];
+    },
+    readsOut,
+  });
+  bp.registerPrimitive(spec('my_cube_prim', false));
+  bp.registerPrimitive(spec('my_cube_prim_out', true));
+  const x = bp.tensor(2);
+  for (const name of ['my_cube_prim', 'my_cube_prim_out']) {
+    const f = (t) => bp.callOp(name, [t]);
+    assert.equal(bp.grad(f)(x).item(), 12);
+    assert.equal(bp.grad(bp.grad(f))(x).item(), 12);
+    assert.equal(bp.jit(bp.grad(f))(x).item(), 12);
+  }
+  // null exactly for the primitive that said so: eagerly, at second order and while tracing
+  assert.ok(seen.my_cube_prim.length >= 3 && seen.my_cube_prim.every((isNull) => isNull));
+  assert.ok(seen.my_cube_prim_out.length >= 3 && seen.my_cube_prim_out.every((isNull) => !isNull));
+  assert.throws(() => bp.registerPrimitive({ ...spec('my_cube_prim_bad', true), readsOut: 'no' }), ValueError);
+});
+
 // MindSpore's functional grad example: z = x @ w + b, loss = bce_with_logits(z, y, ones, ones).
 function linearCase() {
   const x = bp.ones([5]);

@@ -156,6 +156,9 @@ struct PrimitiveDef {
   /// (inputs..., out, dout) -> one gradient per input; written with ops it differentiates again.
   std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Tensor& out, const Tensor& dout)>
       bprop;
+  /// False when the bprop never reads `out` (MindSpore's SetUnusedInputs for the output): a recorded call then keeps
+  /// no reference to its output, and the bprop is given an undefined tensor in its place.
+  bool bprop_reads_out = true;
 };
 void register_primitive(const PrimitiveDef& def);
 
