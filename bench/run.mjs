@@ -401,6 +401,16 @@ target('wasm/tfjs-wasm W5', rat('bprop-wasm', 'tfjs-wasm', 'W5'), 0.5);
     detail: t?.unsupported ? 'tfjs-wasm: unsupported' : '',
   });
 }
+// graph mode in WebAssembly (issue 13) and eager overhead there (issue 16)
+{
+  const jit = find('bprop-wasm-jit', 'W2');
+  target('wasm jit W2 ns per op', valid(jit) ? jit.median : null, 40);
+  const eager = find('bprop-wasm', 'W2');
+  target('wasm W2 ns per recorded op', valid(eager) ? eager.median : null, 1000);
+}
+target('wasm-jit/tfjs-wasm W5', rat('bprop-wasm-jit', 'tfjs-wasm', 'W5'), 0.15);
+target('wasm-jit/wasm W1', rat('bprop-wasm-jit', 'bprop-wasm', 'W1'), 0.6);
+target('wasm-jit/wasm W4', rat('bprop-wasm-jit', 'bprop-wasm', 'W4'), 0.6);
 target('wasm/native W1', rat('bprop-wasm', 'bprop-native', 'W1'), 4);
 target('wasm/native W3 n=256', rat('bprop-wasm', 'bprop-native', 'W3', 256), 4);
 target('wasm/native W3 n=1024', rat('bprop-wasm', 'bprop-native', 'W3', 1024), 4);
@@ -418,7 +428,7 @@ target('wasm/native W3 n=1024', rat('bprop-wasm', 'bprop-native', 'W3', 1024), 4
     });
   }
 }
-console.log('\n== targets (issues 7 and 13) ==');
+console.log('\n== targets (issues 7, 13 and 16) ==');
 const lw = Math.max(...targets.map((t) => t.label.length));
 for (const t of targets) {
   console.log(`${t.status.padEnd(4)}  ${t.label.padEnd(lw)}  ${String(t.value).padStart(8)}  (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})${t.detail ? `  ${t.detail}` : ''}`);
