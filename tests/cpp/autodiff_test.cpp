@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bprop/bprop.h"
+#include "primitive_test_util.h"
 
 using namespace bprop;
 
@@ -13,15 +14,7 @@ Tensor vec(std::vector<double> v) { return tensor(v, {static_cast<int64_t>(v.siz
 
 // Registers a float64 x^2 primitive with the given (possibly wrong) bprop.
 void register_square_with(const std::string& name, decltype(PrimitiveDef::bprop) bprop) {
-  PrimitiveDef def;
-  def.name = name;
-  def.inputs = {"x"};
-  def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
-  def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
-  def.forward = [](KernelCtx& c) {
-    const double* x = c.inputs[0].data<double>();
-    for (int64_t i = 0; i < c.out.numel(); ++i) c.out.data<double>()[i] = x[i] * x[i];
-  };
+  PrimitiveDef def = primtest::elementwise_float64(name, [](double x) { return x * x; });
   def.bprop = std::move(bprop);
   register_primitive(def);
 }

@@ -12,6 +12,7 @@
 #include "bprop/bprop.h"
 #include "bprop/pool.h"
 #include "bprop/small_vector.h"
+#include "primitive_test_util.h"
 #include "autodiff/tape.h"
 #include "registry/arg_lists.h"
 #include "tensor/buffer_cache.h"
@@ -160,16 +161,7 @@ TEST(Tape, AUserPrimitiveThatDeclaresItsBpropDoesNotReadOutKeepsNoOutput) {
   // cube(x) = x^3, d = 3 x^2 dout: written from the input, so `out` is not needed.
   for (const bool reads_out : {true, false}) {
     const std::string name = reads_out ? "tape_test_cube_reads_out" : "tape_test_cube";
-    PrimitiveDef def;
-    def.name = name;
-    def.inputs = {"x"};
-    def.infer_shape = [](const InferCtx& c) { return c.input(0).shape(); };
-    def.infer_dtype = [](const InferCtx& c) { return c.input(0).dtype(); };
-    def.forward = [](KernelCtx& c) {
-      const double* x = c.inputs[0].data<double>();
-      double* y = c.out.data<double>();
-      for (int64_t i = 0; i < c.out.numel(); ++i) y[i] = x[i] * x[i] * x[i];
-    };
+    PrimitiveDef def = primtest::elementwise_float64(name, [](double x) { return x * x * x; });
     def.bprop = [reads_out](const std::vector<Tensor>& in, const Tensor& out, const Tensor& dout) -> std::vector<Tensor> {
       EXPECT_EQ(out.defined(), reads_out);  // an undefined tensor when the primitive said it does not read it
       return {in[0] * in[0] * 3.0 * dout};
