@@ -65,6 +65,7 @@ bool can_donate(const Graph& g, size_t u, const std::vector<int>& producer) {
   // A fused loop: the Parameter may be read by the steps up to the one that writes the value, not after it.
   const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
   const auto r = std::find(loop.results.begin(), loop.results.end(), value);
+  if (r == loop.results.end()) return false;  // a sum, written after the loop: nothing to gain
   const int writer = loop.result_steps[static_cast<size_t>(r - loop.results.begin())];
   for (size_t k = 0; k < loop.outside.size(); ++k) {
     const int v = loop.outside[k];
@@ -83,7 +84,9 @@ void plan_donations(Graph& g) {
   for (size_t i = 0; i < g.program.size(); ++i) {
     const Instruction& ins = g.program[i];
     if (ins.group >= 0) {
-      for (int v : g.groups[static_cast<size_t>(ins.group)].loop->results) producer[static_cast<size_t>(v)] = static_cast<int>(i);
+      const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
+      for (int v : loop.results) producer[static_cast<size_t>(v)] = static_cast<int>(i);
+      for (const FusedLoop::Sum& sum : loop.sums) producer[static_cast<size_t>(sum.out)] = static_cast<int>(i);
     } else {
       producer[static_cast<size_t>(g.nodes[static_cast<size_t>(ins.node)].out)] = static_cast<int>(i);
     }

@@ -68,6 +68,7 @@ void prepare_program(Graph& g) {
       ins.group = n.group;
       for (int v : fg.loop->outside) ins.inputs.push_back(slot_for(v));
       for (int v : fg.loop->results) ins.outputs.push_back(slot_for(v));
+      for (const FusedLoop::Sum& sum : fg.loop->sums) ins.outputs.push_back(slot_for(sum.out));
       for (int v : fg.loop->outside) last[static_cast<size_t>(v)] = static_cast<int>(g.program.size());
       i = static_cast<size_t>(fg.nodes.back());
     } else {

@@ -7,6 +7,8 @@
 #include "graph/memory_plan.h"
 #include "graph/passes.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/vmath.h"
+#include "ops/sum_order.h"
 
 namespace bprop::graph {
 namespace {
@@ -90,6 +92,14 @@ bool fusible(const Graph& g, const GraphNode& n) {
   return true;
 }
 
+bool fusible_sum(const Graph& g, const GraphNode& n, const Shape& shape) {
+  if (n.op->name != "sum" || n.inputs.size() != 1 || n.inputs[0] < 0) return false;
+  const ValueType& in = g.types[static_cast<size_t>(n.inputs[0])];
+  // every axis reduced (one element out), float32 in and out: the kernel's one-lane order (ops/sum_order.h)
+  return n.dtype == DType::Float32 && in.dtype == DType::Float32 && in.shape == shape && shape_numel(n.shape) == 1 &&
+         shape_numel(shape) >= 1;
+}
+
 FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const std::vector<bool>& needed) {
   FusedLoop loop;
   const GraphNode& first = g.nodes[static_cast<size_t>(group.front())];
@@ -105,6 +115,13 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
   std::vector<int> free_slots;
   for (size_t s = 0; s < group.size(); ++s) {
     const GraphNode& n = g.nodes[static_cast<size_t>(group[s])];
+    if (!n.op->elementwise.fn(n.dtype)) {  // a sum taken in (after the steps: its input's tile is still there)
+      const FusedLoop::Step& from = loop.steps[static_cast<size_t>(step_of.at(n.inputs[0]))];
+      loop.sums.push_back({from.slot >= 0 ? FusedLoop::Source{FusedLoop::Source::Slot, from.slot}
+                                          : FusedLoop::Source{FusedLoop::Source::Result, from.result},
+                           n.out, n.shape});
+      continue;
+    }
     FusedLoop::Step step{};
     step.fn = n.op->elementwise.fn(n.dtype);
     step.arity = static_cast<uint8_t>(n.inputs.size());
@@ -164,40 +181,101 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
 
 namespace {
 
-// The steps over elements [begin, end), tile by tile, with `scratch` holding num_slots tiles.
+// The steps over the tile of elements [t0, t0 + len), with `scratch` holding num_slots tiles.
+void run_tile(const FusedLoop& loop, const std::vector<const char*>& outside, const std::vector<char*>& results,
+              int64_t t0, int64_t len, char* scratch) {
+  const int64_t esize = static_cast<int64_t>(dtype_size(loop.dtype));
+  const int64_t tile_bytes = tile_elements(loop) * esize;
+  const int64_t off = t0 * esize;
+  // Repeated operands (rows, columns): this tile's stretch, copied out once for the steps to read.
+  for (size_t k = 0; k < loop.row_slot.size(); ++k) {
+    if (loop.row_slot[k] < 0) continue;
+    copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len,
+                  scratch + loop.row_slot[k] * tile_bytes);
+  }
+  for (const FusedLoop::Step& step : loop.steps) {
+    ElementOperand in[3 + kMaxElementParams];
+    for (uint8_t k = 0; k < step.num_params; ++k) in[step.arity + k] = {&loop.params[static_cast<size_t>(step.params + k)], true};
+    for (uint8_t i = 0; i < step.arity; ++i) {
+      const FusedLoop::Source src = step.in[i];
+      switch (src.kind) {
+        case FusedLoop::Source::Outside: in[i] = {outside[static_cast<size_t>(src.index)] + off, false}; break;
+        case FusedLoop::Source::OutsideScalar: in[i] = {outside[static_cast<size_t>(src.index)], true}; break;
+        case FusedLoop::Source::OutsideRow:
+          in[i] = {scratch + loop.row_slot[static_cast<size_t>(src.index)] * tile_bytes, false};
+          break;
+        case FusedLoop::Source::Slot: in[i] = {scratch + src.index * tile_bytes, false}; break;
+        case FusedLoop::Source::Result: in[i] = {results[static_cast<size_t>(src.index)] + off, false}; break;
+      }
+    }
+    char* out = step.slot >= 0 ? scratch + step.slot * tile_bytes : results[static_cast<size_t>(step.result)] + off;
+    step.fn(in, out, len);
+  }
+}
+
+// The steps over elements [begin, end), tile by tile.
 void run_range(const FusedLoop& loop, const std::vector<const char*>& outside, const std::vector<char*>& results,
                int64_t begin, int64_t end, char* scratch) {
-  const int64_t esize = static_cast<int64_t>(dtype_size(loop.dtype));
   const int64_t tile = tile_elements(loop);
-  const int64_t tile_bytes = tile * esize;
-  for (int64_t t0 = begin; t0 < end; t0 += tile) {
-    const int64_t len = std::min(tile, end - t0);
-    const int64_t off = t0 * esize;
-    // Repeated operands (rows, columns): this tile's stretch, copied out once for the steps to read.
-    for (size_t k = 0; k < loop.row_slot.size(); ++k) {
-      if (loop.row_slot[k] < 0) continue;
-      copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len,
-                    scratch + loop.row_slot[k] * tile_bytes);
-    }
-    for (const FusedLoop::Step& step : loop.steps) {
-      ElementOperand in[3 + kMaxElementParams];
-      for (uint8_t k = 0; k < step.num_params; ++k) in[step.arity + k] = {&loop.params[static_cast<size_t>(step.params + k)], true};
-      for (uint8_t i = 0; i < step.arity; ++i) {
-        const FusedLoop::Source src = step.in[i];
-        switch (src.kind) {
-          case FusedLoop::Source::Outside: in[i] = {outside[static_cast<size_t>(src.index)] + off, false}; break;
-          case FusedLoop::Source::OutsideScalar: in[i] = {outside[static_cast<size_t>(src.index)], true}; break;
-          case FusedLoop::Source::OutsideRow:
-            in[i] = {scratch + loop.row_slot[static_cast<size_t>(src.index)] * tile_bytes, false};
-            break;
-          case FusedLoop::Source::Slot: in[i] = {scratch + src.index * tile_bytes, false}; break;
-          case FusedLoop::Source::Result: in[i] = {results[static_cast<size_t>(src.index)] + off, false}; break;
+  for (int64_t t0 = begin; t0 < end; t0 += tile) run_tile(loop, outside, results, t0, std::min(tile, end - t0), scratch);
+}
+
+// A loop with sums: its tiles are runs of whole leaves of the sum order (ops/sum_order.h), and after a tile's
+// steps each leaf of it is added up (vm::sum, as the kernel); the leaves' results are combined in the kernel's
+// order at the end. Returns the sums, in the order of loop.sums.
+std::vector<float> run_with_sums(const FusedLoop& loop, const std::vector<const char*>& outside,
+                                 const std::vector<char*>& results, size_t scratch_bytes) {
+  const int64_t threads = cpu::num_threads();
+  std::vector<int64_t> bounds{0};  // leaf k is [bounds[k], bounds[k + 1]) (an empty leaf repeats its start)
+  sum_order::full(loop.numel, threads, [&](int64_t, int64_t e) {
+    bounds.push_back(std::max(bounds.back(), std::min(e, loop.numel)));
+    return 0.0;
+  });
+  const size_t leaves = bounds.size() - 1;
+  // tiles: consecutive leaves, as many as fit in one (a leaf is never longer than a tile)
+  std::vector<size_t> tile_first{0};
+  const int64_t tile = tile_elements(loop);
+  for (size_t k = 1; k < leaves; ++k) {
+    if (bounds[k + 1] - bounds[tile_first.back()] > tile) tile_first.push_back(k);
+  }
+  tile_first.push_back(leaves);
+  const int64_t tile_bytes = tile * static_cast<int64_t>(dtype_size(loop.dtype));
+  std::vector<double> leaf_sums(loop.sums.size() * leaves, 0.0);
+  auto run_tiles = [&](int64_t tb, int64_t te, char* scratch) {
+    for (int64_t t = tb; t < te; ++t) {
+      const size_t k0 = tile_first[static_cast<size_t>(t)], k1 = tile_first[static_cast<size_t>(t) + 1];
+      const int64_t t0 = bounds[k0], len = bounds[k1] - t0;
+      if (len == 0) continue;
+      run_tile(loop, outside, results, t0, len, scratch);
+      for (size_t s = 0; s < loop.sums.size(); ++s) {
+        const FusedLoop::Source from = loop.sums[s].from;
+        const auto* tile_values = reinterpret_cast<const float*>(
+            from.kind == FusedLoop::Source::Slot ? scratch + from.index * tile_bytes
+                                                 : results[from.index] + t0 * static_cast<int64_t>(sizeof(float)));
+        for (size_t k = k0; k < k1; ++k) {
+          leaf_sums[s * leaves + k] = cpu::vm::sum(tile_values + (bounds[k] - t0), bounds[k + 1] - bounds[k]);
         }
       }
-      char* out = step.slot >= 0 ? scratch + step.slot * tile_bytes : results[static_cast<size_t>(step.result)] + off;
-      step.fn(in, out, len);
     }
+  };
+  const int64_t tiles = static_cast<int64_t>(tile_first.size()) - 1;
+  if (loop.numel <= cpu::kParallelGrain) {
+    thread_local std::vector<char> scratch;
+    if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);
+    run_tiles(0, tiles, scratch.data());
+  } else {
+    cpu::parallel_for(tiles, std::max<int64_t>(1, cpu::kParallelGrain / tile), [&](int64_t b, int64_t e) {
+      std::vector<char> scratch(scratch_bytes);
+      run_tiles(b, e, scratch.data());
+    });
   }
+  std::vector<float> out;
+  for (size_t s = 0; s < loop.sums.size(); ++s) {
+    size_t next = 0;
+    const double* mine = leaf_sums.data() + s * leaves;
+    out.push_back(static_cast<float>(sum_order::full(loop.numel, threads, [&](int64_t, int64_t) { return mine[next++]; })));
+  }
+  return out;
 }
 
 }  // namespace
@@ -208,8 +286,8 @@ void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::
   for (size_t i = 0; i < inputs.size(); ++i) {
     outside[i] = static_cast<const char*>(env[static_cast<size_t>(inputs[i])].raw_data());
   }
-  std::vector<char*> results(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
+  std::vector<char*> results(loop.results.size());
+  for (size_t i = 0; i < loop.results.size(); ++i) {
     // (a result's slot holds a tensor already when it is a donated Parameter: the result goes there)
     Tensor t = std::move(env[static_cast<size_t>(outputs[i])]);
     if (!t.defined() && arena) t = arena->output(outputs[i], loop.shape, loop.dtype, "fused");
@@ -219,6 +297,19 @@ void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::
   }
   const size_t scratch_bytes =
       static_cast<size_t>(loop.num_slots) * static_cast<size_t>(tile_elements(loop)) * dtype_size(loop.dtype);
+  if (!loop.sums.empty()) {
+    const std::vector<float> sums = run_with_sums(loop, outside, results, scratch_bytes);
+    for (size_t s = 0; s < sums.size(); ++s) {
+      const int slot = outputs[loop.results.size() + s];
+      const Shape& shape = loop.sums[s].shape;
+      Tensor t = std::move(env[static_cast<size_t>(slot)]);
+      if (!t.defined() && arena) t = arena->output(slot, shape, DType::Float32, "sum");
+      if (!t.defined()) t = Tensor::empty(shape, DType::Float32, Backend::CPU, "sum");
+      *static_cast<float*>(t.raw_data()) = sums[s];
+      env[static_cast<size_t>(slot)] = std::move(t);
+    }
+    return;
+  }
   if (loop.numel <= cpu::kParallelGrain) {
     thread_local std::vector<char> scratch;
     if (scratch.size() < scratch_bytes) scratch.resize(scratch_bytes);

@@ -59,9 +59,11 @@ void plan_memory(Graph& g) {
   for (const Instruction& ins : g.program) {
     if (ins.group >= 0) {
       const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
-      for (int s : ins.outputs) {
-        allocated[static_cast<size_t>(s)] = true;
-        bytes[static_cast<size_t>(s)] = value_bytes(loop.shape, loop.dtype);
+      for (size_t k = 0; k < ins.outputs.size(); ++k) {  // its results, then its sums
+        const size_t s = static_cast<size_t>(ins.outputs[k]);
+        allocated[s] = true;
+        bytes[s] = k < loop.results.size() ? value_bytes(loop.shape, loop.dtype)
+                                           : value_bytes(loop.sums[k - loop.results.size()].shape, DType::Float32);
       }
       continue;
     }

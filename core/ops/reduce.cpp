@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/vmath.h"
 #include "ops/op_helpers.h"
+#include "ops/sum_order.h"
 
 namespace bprop {
 namespace {
@@ -115,7 +116,7 @@ template <typename Red>
 constexpr bool has_block = requires { requires Red::kBlock; };
 
 constexpr int64_t kGrain = cpu::kParallelGrain;
-constexpr int64_t kLeaf = 256;   // pairwise summation: lanes up to this length are summed directly
+constexpr int64_t kLeaf = sum_order::kLeaf;  // pairwise summation: lanes up to this length are summed directly
 constexpr int64_t kCols = 1024;  // column loop: accumulators kept per block of output columns
 
 // Reduces p[b, e) of one contiguous lane: four interleaved accumulators, halves combined pairwise.

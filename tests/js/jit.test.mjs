@@ -618,3 +618,23 @@ test('source locations: each traced op is marked with the line that called it, a
   );
   pick.dispose();
 });
+
+test('a loss sum joins the fused loop and adds up in the sum kernel order', () => {
+  // small integers between +-2^50 multiples that cancel: the float32 result depends on the order of the adds, so
+  // the loop must form the kernel's leaves (halves down to 256 elements) and combine them as the kernel does
+  bp.tidy(() => {
+    const vg = bp.jit(bp.valueAndGrad((x) => bp.ops.sum(x.mul(2).tanh().mul(x))));
+    const double = bp.jit((x) => bp.ops.sum(x.mul(2)));
+    for (const n of [1, 255, 256, 257, 1025, 4097, 65538]) {
+      const xs = new Float32Array(n);
+      for (let i = 0; i < n; ++i) {
+        const big = 2 ** 50 * (1 + (Math.floor(i / 3) % 7));
+        xs[i] = i % 3 === 0 ? i % 11 : i % 3 === 1 ? big : -big;
+      }
+      const x = bp.tensor(xs, { shape: [n] });
+      sameTree(vg(x), bp.valueAndGrad((t) => bp.ops.sum(t.mul(2).tanh().mul(t)))(x), `value and grad, n = ${n}`);
+      sameBits(double(x), bp.ops.sum(x.mul(2)), `sum(2x), n = ${n}`);
+      assert.equal(double.stats().kernels, 1, double.lower(x));
+    }
+  });
+});
