@@ -93,7 +93,7 @@ bool fusible(const Graph& g, const GraphNode& n) {
 }
 
 bool fusible_sum(const Graph& g, const GraphNode& n, const Shape& shape) {
-  if (n.op->name != "sum" || n.inputs.size() != 1 || n.inputs[0] < 0) return false;
+  if ((n.op->name != "sum" && n.op->name != "mean") || n.inputs.size() != 1 || n.inputs[0] < 0) return false;
   const ValueType& in = g.types[static_cast<size_t>(n.inputs[0])];
   // every axis reduced (one element out), float32 in and out: the kernel's one-lane order (ops/sum_order.h)
   return n.dtype == DType::Float32 && in.dtype == DType::Float32 && in.shape == shape && shape_numel(n.shape) == 1 &&
@@ -119,7 +119,7 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
       const FusedLoop::Step& from = loop.steps[static_cast<size_t>(step_of.at(n.inputs[0]))];
       loop.sums.push_back({from.slot >= 0 ? FusedLoop::Source{FusedLoop::Source::Slot, from.slot}
                                           : FusedLoop::Source{FusedLoop::Source::Result, from.result},
-                           n.out, n.shape});
+                           n.out, n.shape, n.op->name == "mean" ? static_cast<double>(loop.numel) : 1.0});
       continue;
     }
     FusedLoop::Step step{};
@@ -273,7 +273,8 @@ std::vector<float> run_with_sums(const FusedLoop& loop, const std::vector<const 
   for (size_t s = 0; s < loop.sums.size(); ++s) {
     size_t next = 0;
     const double* mine = leaf_sums.data() + s * leaves;
-    out.push_back(static_cast<float>(sum_order::full(loop.numel, threads, [&](int64_t, int64_t) { return mine[next++]; })));
+    const double total = sum_order::full(loop.numel, threads, [&](int64_t, int64_t) { return mine[next++]; });
+    out.push_back(static_cast<float>(total / loop.sums[s].divisor));  // (as the sum and mean kernels finish)
   }
   return out;
 }

@@ -47,19 +47,21 @@ struct FusedLoop {
   std::vector<double> params;  // the steps' attribute numbers, read once when the loop is built
   std::vector<int> results;  // value ids written out, with `result_steps` computing them
   std::vector<int> result_steps;
-  /// Sums of all the elements of a value the loop computes (a float32 `sum` node that reduces every axis, placed
-  /// after the group's steps): each tile of `from` is added up leaf by leaf, in the order of ops/sum_order.h, and
-  /// the one-element value `out` is written after the last tile. A run's outputs are `results`, then these.
+  /// Sums of all the elements of a value the loop computes (a float32 `sum` or `mean` node that reduces every
+  /// axis, placed after the group's steps): each tile of `from` is added up leaf by leaf, in the order of
+  /// ops/sum_order.h, and the one-element value `out` (the total divided by `divisor`: 1, or the count for a mean,
+  /// as the kernels finish) is written after the last tile. A run's outputs are `results`, then these.
   struct Sum {
     Source from;
     int out;
     Shape shape;  // out's: () or, with keepdims, all ones
+    double divisor;
   };
   std::vector<Sum> sums;
   int num_slots = 0;
 };
 
-/// Whether node n is a sum that a fused loop computing its input (of shape `shape`, float32) can take in.
+/// Whether node n is a sum or mean that a fused loop computing its input (of shape `shape`, float32) can take in.
 bool fusible_sum(const Graph& g, const GraphNode& n, const Shape& shape);
 
 /// The loop for the nodes `group` of g (consecutive, elementwise, one shape and dtype, then the sums it takes in:

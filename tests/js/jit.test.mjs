@@ -619,12 +619,13 @@ test('source locations: each traced op is marked with the line that called it, a
   pick.dispose();
 });
 
-test('a loss sum joins the fused loop and adds up in the sum kernel order', () => {
+test('a loss sum or mean joins the fused loop and adds up in the kernels order', () => {
   // small integers between +-2^50 multiples that cancel: the float32 result depends on the order of the adds, so
   // the loop must form the kernel's leaves (halves down to 256 elements) and combine them as the kernel does
   bp.tidy(() => {
     const vg = bp.jit(bp.valueAndGrad((x) => bp.ops.sum(x.mul(2).tanh().mul(x))));
     const double = bp.jit((x) => bp.ops.sum(x.mul(2)));
+    const mean = bp.jit((x) => bp.ops.mean(x.mul(2)));
     for (const n of [1, 255, 256, 257, 1025, 4097, 65538]) {
       const xs = new Float32Array(n);
       for (let i = 0; i < n; ++i) {
@@ -635,6 +636,8 @@ test('a loss sum joins the fused loop and adds up in the sum kernel order', () =
       sameTree(vg(x), bp.valueAndGrad((t) => bp.ops.sum(t.mul(2).tanh().mul(t)))(x), `value and grad, n = ${n}`);
       sameBits(double(x), bp.ops.sum(x.mul(2)), `sum(2x), n = ${n}`);
       assert.equal(double.stats().kernels, 1, double.lower(x));
+      sameBits(mean(x), bp.ops.mean(x.mul(2)), `mean(2x), n = ${n}`);
+      assert.equal(mean.stats().kernels, 1, mean.lower(x));
     }
   });
 });

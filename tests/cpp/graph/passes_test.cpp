@@ -557,7 +557,7 @@ TEST(GraphPasses, ASumOfAFusedValueAddsItsTilesInTheKernelsOrder) {
 }
 
 TEST(GraphPasses, OnlySumsOfEveryFloat32ElementJoinALoop) {
-  // Taken in: keepdims, a value also returned, two sums of one loop (the value and the gradient of a loss).
+  // Taken in: keepdims, a mean, a value also returned, two sums of one loop, the value and the gradient of a loss.
   // Left out: a sum over one axis, float64 (its own order), a value the loop does not compute (an argument).
   const Tensor x = randn({33, 7}, 11), x64 = randn({33, 7}, 12, DType::Float64);
   auto check = [](const Fn& f, const std::vector<Tensor>& args, int kernels) {
@@ -566,6 +566,8 @@ TEST(GraphPasses, OnlySumsOfEveryFloat32ElementJoinALoop) {
     EXPECT_EQ(j.stats().kernels, kernels) << j.lower(args);
   };
   check([](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::tanh(a[0]) * a[0], {}, true); }, {x}, 1);
+  check([](const std::vector<Tensor>& a) -> Value { return ops::mean(ops::square(a[0] - 0.5)); }, {x}, 1);
+  check(value_and_grad([](const std::vector<Tensor>& a) -> Value { return ops::mean(ops::exp(a[0]) * a[0]); }), {x}, 1);
   check([](const std::vector<Tensor>& a) -> Value {
     const Tensor y = ops::sigmoid(a[0]) * a[0];
     return Value({Value(ops::sum(y)), Value(y)});
