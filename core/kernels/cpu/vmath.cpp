@@ -23,11 +23,13 @@
 #define BPROP_VM_X86 0
 #endif
 
-// clang: two vectors per iteration (independent dependency chains to overlap: the functions are long chains).
+// clang: four vectors per iteration (independent dependency chains to overlap: the functions are long chains).
+// Measured in WebAssembly (V8), per element on 1M floats, two -> four: tanh 1.86 -> 1.47 ns, sigmoid 1.94 -> 1.52,
+// exp 1.66 -> 1.30 (one: 2.4, 2.4 and 2.0; eight: 5% faster than four, but jitted W5 not, and larger code).
 // This file needs -O2 or more: clang does not vectorise at -Oz, not even loops marked so (it warns then).
 // The loops may run in place (kernels/cpu/loop_hints.h): assume_safety / ivdep keep them vectorised then.
 #if defined(__clang__)
-#define BPROP_VM_VECTORIZE _Pragma("clang loop vectorize(assume_safety) interleave_count(2)")
+#define BPROP_VM_VECTORIZE _Pragma("clang loop vectorize(assume_safety) interleave_count(4)")
 #elif defined(__GNUC__)
 #define BPROP_VM_VECTORIZE _Pragma("GCC ivdep")
 #else
