@@ -77,12 +77,49 @@ const PACKAGE_DIR = (() => {
   return url.slice(0, url.lastIndexOf('/') + 1);
 })();
 
+/** Whether a stack frame's file is the user's: a URL or an absolute path, not in this package nor Node's own. */
+const userFile = (file) => /^(?:[a-z]+:\/\/|\/)/i.test(file) && !file.startsWith(PACKAGE_DIR) && !file.startsWith('node:');
+const frameText = (file, line, column) => `${file.slice(file.lastIndexOf('/') + 1)}:${line}:${column}`;
+
 /** "train.js:12:7": the first frame of an Error stack outside this package (V8, SpiderMonkey and JSC formats). */
 function callerFrame(stack) {
   for (const line of String(stack).split('\n').slice(1)) {
     const m = /(?:\(|@|at )((?:[a-z]+:\/\/|\/)[^\s()]*?):(\d+):(\d+)\)?\s*$/i.exec(line.trim());
-    if (!m || m[1].startsWith(PACKAGE_DIR) || m[1].startsWith('node:')) continue;
-    return `${m[1].slice(m[1].lastIndexOf('/') + 1)}:${m[2]}:${m[3]}`;
+    if (m && userFile(m[1])) return frameText(m[1], m[2], m[3]);
+  }
+  return '';
+}
+
+/** The first `depth` frames above the caller as V8 call sites, or null in engines without them. */
+function callSites(depth) {
+  if (typeof Error.captureStackTrace !== 'function') return null;
+  const { prepareStackTrace, stackTraceLimit } = Error;
+  const holder = {};
+  try {
+    Error.prepareStackTrace = (_, sites) => sites;
+    Error.stackTraceLimit = depth;
+    Error.captureStackTrace(holder, callSites);
+    return Array.isArray(holder.stack) ? holder.stack : null;  // (made when read, so read here)
+  } finally {
+    Error.prepareStackTrace = prepareStackTrace;
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+}
+
+/**
+ * callerFrame of the current stack. Tracing locates every op, so in V8 (Chrome, Node) the frames are read as call
+ * sites, without formatting the stack as text, and a few frames first (the user's is usually among them): ~3x
+ * faster than the text of the whole stack.
+ */
+function currentCallerFrame() {
+  for (const depth of [6, 50]) {
+    const sites = callSites(depth);
+    if (sites === null) return callerFrame(new Error().stack);
+    for (const site of sites) {
+      const file = site.getFileName();
+      if (typeof file === 'string' && userFile(file)) return frameText(file, site.getLineNumber(), site.getColumnNumber());
+    }
+    if (sites.length < depth) break;
   }
   return '';
 }
@@ -228,7 +265,7 @@ class Bprop {
    * outside this package), which the graph shows (lower()) and names in errors at replay.
    */
   _locate() {
-    const where = callerFrame(new Error().stack);
+    const where = currentCallerFrame();
     if (where !== this._traceWhere) {
       this._traceWhere = where;
       this._mod.setTraceLocation(where);

@@ -343,6 +343,7 @@ export function makeNn(bp, { Tensor, Parameter }) {
       }
     }
     construct(...inputs) {
+      if (bp._tracing) bp._locate();  // the core's ops of the cell: marked with the line calling it
       return bp._withArgs(inputs, (_, handles) => bp._wrapValue(check(mod.nnCellCall(this._native, handles))));
     }
     parametersAndNames(prefix = '') {

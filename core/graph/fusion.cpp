@@ -66,17 +66,7 @@ void copy_repeated(const char* src, int64_t count, int64_t inner, int64_t esize,
 
 }  // namespace
 
-bool reads_outside_after(const FusedLoop& loop, size_t k, int writer) {
-  for (size_t s = static_cast<size_t>(writer) + 1; s < loop.steps.size(); ++s) {
-    const FusedLoop::Step& step = loop.steps[s];
-    for (uint8_t i = 0; i < step.arity; ++i) {
-      const auto kind = step.in[i].kind;
-      const bool outside = kind != FusedLoop::Source::Slot && kind != FusedLoop::Source::Result;
-      if (outside && step.in[i].index == k) return true;
-    }
-  }
-  return false;
-}
+bool reads_outside_after(const FusedLoop& loop, size_t k, int writer) { return loop.last_reader[k] > writer; }
 
 bool fusible(const Graph& g, const GraphNode& n) {
   const ElementwiseDef& def = n.op->elementwise;
@@ -113,6 +103,7 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
     for (int v : g.nodes[static_cast<size_t>(group[s])].inputs) last_read[v] = static_cast<int>(s);
   }
   std::vector<int> free_slots;
+  std::vector<bool> slot_free;  // whether a slot is in free_slots (a chain of scalars has thousands of slots)
   for (size_t s = 0; s < group.size(); ++s) {
     const GraphNode& n = g.nodes[static_cast<size_t>(group[s])];
     if (!n.op->elementwise.fn(n.dtype)) {  // a sum taken in (after the steps: its input's tile is still there)
@@ -149,7 +140,9 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
         loop.row_length.push_back(row ? numel : 0);
         loop.row_inner.push_back(row ? inner : 0);
         loop.row_slot.push_back(row ? loop.num_slots++ : -1);  // (held for the whole loop)
+        loop.last_reader.push_back(-1);
       }
+      loop.last_reader[static_cast<size_t>(it->second)] = static_cast<int>(s);
       step.in[i] = {row ? FusedLoop::Source::OutsideRow
                         : shape != n.shape ? FusedLoop::Source::OutsideScalar : FusedLoop::Source::Outside,
                     it->second};
@@ -162,15 +155,20 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
       loop.result_steps.push_back(static_cast<int>(s));
     } else {
       step.result = -1;
-      if (free_slots.empty()) free_slots.push_back(loop.num_slots++);
+      if (free_slots.empty()) {
+        free_slots.push_back(loop.num_slots++);
+        slot_free.resize(static_cast<size_t>(loop.num_slots), true);
+      }
       step.slot = free_slots.back();
       free_slots.pop_back();
+      slot_free[static_cast<size_t>(step.slot)] = false;
     }
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const FusedLoop::Source src = step.in[i];
       if (src.kind != FusedLoop::Source::Slot || last_read[n.inputs[i]] != static_cast<int>(s)) continue;
-      if (std::find(free_slots.begin(), free_slots.end(), src.index) == free_slots.end()) {
-        free_slots.push_back(src.index);
+      if (!slot_free[src.index]) {
+        free_slots.push_back(static_cast<int>(src.index));
+        slot_free[src.index] = true;
       }
     }
     step_of[n.out] = static_cast<int>(s);

@@ -43,6 +43,7 @@ struct FusedLoop {
   std::vector<int64_t> row_length;
   std::vector<int64_t> row_inner;
   std::vector<int> row_slot;
+  std::vector<int> last_reader;  // per outside value, the last step reading it
   std::vector<Step> steps;
   std::vector<double> params;  // the steps' attribute numbers, read once when the loop is built
   std::vector<int> results;  // value ids written out, with `result_steps` computing them

@@ -619,6 +619,34 @@ test('source locations: each traced op is marked with the line that called it, a
   pick.dispose();
 });
 
+test('source locations: through nested layers, past the first frames, and in engines without V8 call sites', () => {
+  // ops run deep inside the package's cells: the location is still the user's line that called the model
+  const net = new bp.nn.SequentialCell(
+    new bp.nn.SequentialCell(new bp.nn.SequentialCell(new bp.nn.Dense(2, 3), new bp.nn.ReLU())),
+    new bp.nn.Dense(3, 1),
+  );
+  const forward = bp.jit((x) => net.call(x));
+  const x = bp.ones([4, 2]);
+  const lines = forward.lower(x).split('\n').filter((l) => / = (matmul|relu)\(/.test(l));
+  assert.ok(lines.length >= 3, forward.lower(x));
+  for (const l of lines) assert.match(l, /# jit\.test\.mjs:\d+:\d+$/, l);
+  // a user frame below many of the user's own: found all the same
+  const deep = (n, t) => (n === 0 ? t.exp() : deep(n - 1, t));
+  const viaDeep = bp.jit((t) => deep(20, t));
+  assert.match(viaDeep.lower(x), /= exp\(%0\).*# jit\.test\.mjs:\d+:\d+/);
+  // the text of the stack where Error.captureStackTrace is missing (Firefox before 134, Safari)
+  const capture = Error.captureStackTrace;
+  const plain = bp.jit((t) => t.exp());
+  try {
+    Error.captureStackTrace = undefined;
+    assert.match(plain.lower(x), /= exp\(%0\).*# jit\.test\.mjs:\d+:\d+/);
+  } finally {
+    Error.captureStackTrace = capture;
+  }
+  for (const f of [forward, viaDeep, plain]) f.dispose();
+  x.dispose();
+});
+
 test('a loss sum or mean joins the fused loop and adds up in the kernels order', () => {
   // small integers between +-2^50 multiples that cancel: the float32 result depends on the order of the adds, so
   // the loop must form the kernel's leaves (halves down to 256 elements) and combine them as the kernel does
