@@ -408,6 +408,11 @@ target('wasm/tfjs-wasm W5', rat('bprop-wasm', 'tfjs-wasm', 'W5'), 0.5);
   const eager = find('bprop-wasm', 'W2');
   target('wasm W2 ns per recorded op', valid(eager) ? eager.median : null, 1000);
 }
+for (const w of ['W1', 'W2']) {
+  const l = find('bprop-wasm-jit', w);
+  const s = valid(l) ? l.jit?.compile_s : null;
+  target(`wasm jit ${w} trace + optimise ms`, typeof s === 'number' ? s * 1000 : null, w === 'W1' ? 50 : 1000);
+}
 target('wasm-jit/tfjs-wasm W5', rat('bprop-wasm-jit', 'tfjs-wasm', 'W5'), 0.15);
 target('wasm-jit/wasm W1', rat('bprop-wasm-jit', 'bprop-wasm', 'W1'), 0.6);
 target('wasm-jit/wasm W4', rat('bprop-wasm-jit', 'bprop-wasm', 'W4'), 0.6);

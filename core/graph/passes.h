@@ -9,7 +9,8 @@ namespace bprop::graph {
 
 /// Drops nodes whose values reach no output, and constants no node reads.
 bool eliminate_dead_code(Graph& g);
-/// Merges nodes computing the same op with the same attributes on the same values.
+/// Merges nodes computing the same op with the same attributes on the same values, and small constants of the same
+/// dtype, shape and bits.
 bool eliminate_common_subexpressions(Graph& g);
 /// Computes, once, the nodes whose inputs are all constants (when the result is not much larger than them).
 bool fold_constants(Graph& g);

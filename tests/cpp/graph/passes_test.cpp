@@ -123,6 +123,38 @@ TEST(GraphPasses, CommonSubexpressionsAreComputedOnce) {
   expect_bitwise_equal(run_prepared(g, {arg}), before);
 }
 
+TEST(GraphPasses, EqualSmallConstantsBecomeOneValue) {
+  Builder b;
+  const int x = b.arg({3});
+  const int c1 = b.constant(scalar(0.1));
+  const int c2 = b.constant(scalar(0.1));                     // equal bits: merged
+  const int c3 = b.constant(scalar(0.1, DType::Float64));     // float64: kept
+  const int c4 = b.constant(tensor({-0.0}, {1}));             // -0 of shape (1,): kept
+  const int c5 = b.constant(scalar(-0.0));                    // -0: not +0's bits, kept
+  const int c6 = b.constant(scalar(0.0));
+  const int c7 = b.constant(scalar(0.0));                     // merged with c6
+  Tensor live = scalar(0.1);
+  live.impl()->is_parameter = true;
+  const int p = b.constant(live);                             // a Parameter: never merged
+  const int y1 = b.node("mul", {x, c1}, {3});
+  const int y2 = b.node("add", {y1, c2}, {3});
+  const int c3f = b.node("cast", {c3}, {}, DType::Float32, Attrs{{"dtype", std::string("float32")}});
+  const int y3 = b.node("add", {c3f, y2}, {3});
+  const int y4 = b.node("sub", {y3, c4}, {3});
+  const int y5 = b.node("mul", {y4, b.node("add", {c5, c6}, {})}, {3});
+  const int y6 = b.node("add", {b.node("add", {y5, c7}, {3}), p}, {3});
+  Graph& g = b.returning({y6, c2});
+  const Tensor arg = randn({3}, 4);
+  const Value before = run_prepared(g, {arg});
+  EXPECT_TRUE(eliminate_common_subexpressions(g));
+  EXPECT_EQ(g.nodes[1].inputs[1], c1);  // the add reads the first 0.1
+  EXPECT_EQ(g.outputs[1], c1);
+  std::set<int> kept;
+  for (const auto& [id, t] : g.constants) kept.insert(id);
+  EXPECT_EQ(kept, (std::set<int>{c1, c3, c4, c5, c6, p}));
+  expect_bitwise_equal(run_prepared(g, {arg}), before);
+}
+
 TEST(GraphPasses, ConstantsAreFoldedUnlessTheResultIsLarge) {
   Builder b;
   const int x = b.arg({2});
