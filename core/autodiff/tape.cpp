@@ -7,6 +7,7 @@
 #include "bprop/device.h"
 #include "bprop/ops.h"
 #include "bprop/pool.h"
+#include "graph/trace.h"
 #include "registry/arg_lists.h"
 
 namespace bprop::autodiff {
@@ -247,6 +248,11 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
         continue;
       }
       Tensor dout = std::move(grads[k]);
+      // While tracing, the backward of an op is marked with the forward op's source location.
+      std::optional<graph::LocationScope> at;
+      if (graph::Tracer* tracer = graph::current_tracer()) {
+        if (const std::string* where = tracer->origin_of(node)) at.emplace(*tracer, *where);
+      }
       needs.assign(node->edges.size(), false);
       for (size_t i = 0; i < node->edges.size(); ++i) needs[i] = node->edges[i] != nullptr;
       std::vector<Tensor> dx;

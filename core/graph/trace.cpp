@@ -79,6 +79,16 @@ Tensor Tracer::add_node(const OpDef& op, const std::vector<Tensor>& inputs, cons
   return out;
 }
 
+void Tracer::note_origin(const std::shared_ptr<autodiff::Node>& node) {
+  if (!location_.empty()) origins_[node.get()] = {node, location_};
+}
+
+const std::string* Tracer::origin_of(const autodiff::Node* node) const {
+  const auto it = origins_.find(node);
+  if (it == origins_.end() || it->second.first.lock().get() != node) return nullptr;
+  return &it->second.second;
+}
+
 void Tracer::assign(const Tensor& param, const Tensor& value) {
   const int v = value_of(value);
   alive_.push_back(param);

@@ -9,6 +9,10 @@
 
 #include "graph/ir.h"
 
+namespace bprop::autodiff {
+struct Node;
+}
+
 namespace bprop::graph {
 
 class Tracer {
@@ -29,6 +33,11 @@ class Tracer {
   /// Where the next nodes come from (a source location), until set again.
   void set_location(std::string where) { location_ = std::move(where); }
   const std::string& location() const { return location_; }
+  /// Remembers the current location as the origin of a tape node recorded for a traced op, so that the nodes its
+  /// bprop adds (the backward of that op) carry the forward op's location, not the last one set.
+  void note_origin(const std::shared_ptr<autodiff::Node>& node);
+  /// The location noted for `node`, or null.
+  const std::string* origin_of(const autodiff::Node* node) const;
   /// The finished graph returning `result`; the tracer is spent.
   std::shared_ptr<Graph> finish(const Value& result);
 
@@ -44,7 +53,24 @@ class Tracer {
   std::unordered_map<const Storage*, int> assigned_;  // a Parameter's storage -> the value it was assigned
   std::vector<Tensor> alive_;  // keeps every recorded tensor alive, so that no address is reused while tracing
   std::string location_;
+  // (weak: a node freed while tracing and an other one made at its address are told apart)
+  std::unordered_map<const autodiff::Node*, std::pair<std::weak_ptr<autodiff::Node>, std::string>> origins_;
   Tracer* outer_;
+};
+
+/// Sets a tracer's location for its lifetime, then puts the previous one back.
+class LocationScope {
+ public:
+  LocationScope(Tracer& tracer, const std::string& where) : tracer_(tracer), previous_(tracer.location()) {
+    tracer_.set_location(where);
+  }
+  ~LocationScope() { tracer_.set_location(std::move(previous_)); }
+  LocationScope(const LocationScope&) = delete;
+  LocationScope& operator=(const LocationScope&) = delete;
+
+ private:
+  Tracer& tracer_;
+  std::string previous_;
 };
 
 /// The trace being recorded on this thread, or null.

@@ -179,8 +179,12 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   const Shape shape = op.infer_shape(ictx);
   const DType dtype = op.infer_dtype(ictx);
   if (traced_call(inputs)) {
-    Tensor out = graph::current_tracer_or_throw(op.name).add_node(op, inputs, normalized, shape, dtype);
-    if (!op.no_grad && is_float(dtype) && autodiff::recording()) autodiff::record(op, inputs, normalized, out, nullptr);
+    graph::Tracer& tracer = graph::current_tracer_or_throw(op.name);
+    Tensor out = tracer.add_node(op, inputs, normalized, shape, dtype);
+    if (!op.no_grad && is_float(dtype) && autodiff::recording()) {
+      autodiff::record(op, inputs, normalized, out, nullptr);
+      for (const autodiff::TraceEntry& e : out.impl()->trace) tracer.note_origin(e.node);
+    }
     return out;
   }
   Tensor out;

@@ -643,7 +643,17 @@ test('source locations: through nested layers, past the first frames, and in eng
   } finally {
     Error.captureStackTrace = capture;
   }
-  for (const f of [forward, viaDeep, plain]) f.dispose();
+  // the backward of an op is marked with the forward op's line, not with the last line traced
+  const vg = bp.jit(bp.valueAndGrad((t) => {
+    const s = t.sin();
+    return s.exp().sum();
+  }));
+  const ir = vg.lower(x);
+  const at = (op) => ir.split('\n').filter((l) => l.includes(`= ${op}(`)).map((l) => l.split('# ')[1]);
+  assert.equal(at('sin').length, 1, ir);
+  assert.deepEqual(at('cos'), at('sin'), ir);
+  assert.notDeepEqual(at('sin'), at('exp'), ir);
+  for (const f of [forward, viaDeep, plain, vg]) f.dispose();
   x.dispose();
 });
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <sstream>
 
 #include "bprop/bprop.h"
 #include "bprop/nn/layers.h"
@@ -415,6 +416,35 @@ TEST(Jit, RandomnessIsDrawnAtEveryCall) {
     previous = got;
   }
   EXPECT_EQ(jitted.stats().traces, 1);
+}
+
+TEST(Jit, TheBackwardOfAnOpIsMarkedWithTheForwardOpsLocation) {
+  int sin_line = 0, exp_line = 0;
+  const JitFn step = jit(value_and_grad(
+      [&](const std::vector<Tensor>& a) -> Value {
+        Tensor s;
+        {
+          TraceLocation here; sin_line = __LINE__;  // NOLINT (one line: the location and the number)
+          s = ops::sin(a[0]);
+        }
+        TraceLocation here; exp_line = __LINE__;  // NOLINT
+        return ops::sum(ops::exp(s));
+      },
+      0));
+  const std::string ir = step.lower({ones({3})});
+  const std::string at_sin = "# jit_test.cpp:" + std::to_string(sin_line);
+  const std::string at_exp = "# jit_test.cpp:" + std::to_string(exp_line);
+  std::istringstream lines(ir);
+  int cos_nodes = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("= cos(") != std::string::npos) {  // sin's bprop: dout * cos(x)
+      ++cos_nodes;
+      EXPECT_NE(line.find(at_sin), std::string::npos) << ir;
+    }
+    if (line.find("= exp(") != std::string::npos) EXPECT_NE(line.find(at_exp), std::string::npos) << ir;
+    EXPECT_EQ(line.find("(jit)"), std::string::npos) << "a node marked with the jit call, not an op:\n" << ir;
+  }
+  EXPECT_EQ(cos_nodes, 1) << ir;
 }
 
 TEST(Jit, SourceLocationsMarkNodesAndErrorsAtReplay) {
