@@ -9,18 +9,21 @@ namespace {
 
 using namespace opdef;
 
-// Computes f in the output dtype after converting both inputs to it.
-template <typename F>
-KernelFn general_binary_kernel(F f) {
-  return [f](KernelCtx& c) {
+// Computes f (captureless) in the output dtype after converting both inputs to it, with broadcasting: the array
+// function of f for that dtype (the float ones are the op's own) on the stretches cpu::broadcast_binary finds.
+template <bool kVectorizes, typename F>
+KernelFn general_binary_kernel(F) {
+  return [](KernelCtx& c) {
+    ElementFn fn = nullptr;
+    visit_dtype(c.out_dtype, [&]<typename T>() {
+      if constexpr (!std::is_same_v<T, bool>) fn = &cpu::binary_array<F, T, kVectorizes>;
+    });
+    if (!fn) throw DTypeError("For '" + c.op.name + "', the output dtype bool is not supported");
     const Tensor a = cpu::as_dtype(c.inputs[0], c.out_dtype);
     const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
-    visit_dtype(c.out_dtype, [&]<typename T>() {
-      if constexpr (!std::is_same_v<T, bool>) {
-        cpu::map_binary(a.data<T>(), a.shape(), b.data<T>(), b.shape(), c.out.data<T>(), c.out_shape,
-                        [&](T x, T y) { return convert_element<T>(f(x, y)); });
-      }
-    });
+    const size_t esize = dtype_size(c.out_dtype);
+    cpu::broadcast_binary(fn, a.raw_data(), a.shape(), b.raw_data(), b.shape(), esize, c.out.raw_data(), c.out_shape,
+                          esize);
   };
 }
 
@@ -29,7 +32,7 @@ KernelFn general_binary_kernel(F f) {
 template <bool kVectorizes = true, typename F>
 OpImpl binary_kernel(F f) {
   return with_elementwise({&cpu::binary_array<F, float, kVectorizes>, &cpu::binary_array<F, double, kVectorizes>},
-                          general_binary_kernel(f));
+                          general_binary_kernel<kVectorizes>(f));
 }
 
 // The float32 array function of add sub mul div: the loops of kernels/cpu/vmath.h.
@@ -55,7 +58,7 @@ void arith_array(const ElementOperand* in, void* out, int64_t n) {
 // run the loops of kernels/cpu/vmath.h (vectorised for the running CPU); everything else runs binary_kernel.
 template <typename F>
 KernelFn general_arith_kernel(cpu::vm::Arith op, F f) {
-  return [op, fallback = general_binary_kernel(f)](KernelCtx& c) {
+  return [op, fallback = general_binary_kernel<true>(f)](KernelCtx& c) {
     const Tensor &a = c.inputs[0], &b = c.inputs[1];
     if (c.out_dtype == DType::Float32 && a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
       const int64_t n = c.out.numel();

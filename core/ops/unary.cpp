@@ -100,8 +100,8 @@ void relu_grad_f32(const float* y, const float* dy, float* out, int64_t n) {
 
 // out = f(y, dy): float32 operands of the output's shape in one pass of `vec`, anything else broadcast.
 template <typename F>
-KernelFn general_grad_kernel(VecGradFn vec, F f) {
-  return [vec, f](KernelCtx& c) {
+KernelFn general_grad_kernel(VecGradFn vec, F) {
+  return [vec](KernelCtx& c) {
     const Tensor y = cpu::as_dtype(c.inputs[0], c.out_dtype);
     const Tensor dy = cpu::as_dtype(c.inputs[1], c.out_dtype);
     if (c.out_dtype == DType::Float32 && y.shape() == c.out_shape && dy.shape() == c.out_shape) {
@@ -111,10 +111,10 @@ KernelFn general_grad_kernel(VecGradFn vec, F f) {
                         [&](int64_t b, int64_t e) { vec(py + b, pd + b, po + b, e - b); });
       return;
     }
-    visit_float(c.out_dtype, [&]<typename T>() {
-      cpu::map_binary(y.data<T>(), y.shape(), dy.data<T>(), dy.shape(), c.out.data<T>(), c.out_shape,
-                      [&](T a, T b) { return static_cast<T>(f(a, b)); });
-    });
+    const ElementFn fn = c.out_dtype == DType::Float64 ? &cpu::binary_array<F, double> : &cpu::binary_array<F, float>;
+    const size_t esize = dtype_size(c.out_dtype);
+    cpu::broadcast_binary(fn, y.raw_data(), y.shape(), dy.raw_data(), dy.shape(), esize, c.out.raw_data(), c.out_shape,
+                          esize);
   };
 }
 

@@ -1,9 +1,10 @@
-// The broadcasting loops every elementwise CPU kernel shares, with fast paths for equal shapes, a scalar
-// operand, and a trailing-dims operand (a bias row).
+// The broadcasting every elementwise CPU kernel shares: the driver of binary ops' array functions, the strides of a
+// broadcast operand, and a loop over broadcast offsets for the kernels that index elements one by one.
 #pragma once
 #include <cstdint>
 #include <vector>
 
+#include "bprop/registry.h"
 #include "bprop/tensor.h"
 #include "kernels/cpu/parallel.h"
 
@@ -13,6 +14,14 @@ inline constexpr int64_t kParallelGrain = 1 << 15;
 
 /// Strides (in elements) of `in` broadcast to `out`: 0 along broadcast dimensions.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+
+/// out = fn(a, b) with NumPy broadcasting, for a and b of one element type (in_size bytes) and out of elements of
+/// out_size bytes: fn (an op's array function for that type, ElementFn) runs on stretches of the output along
+/// which each operand is contiguous or one repeated element, as long as the shapes allow (dimensions that every
+/// operand steps through as one are merged). One driver for every op and dtype, so that an op's broadcasting costs
+/// no code beyond its array functions.
+void broadcast_binary(ElementFn fn, const void* a, const Shape& as, const void* b, const Shape& bs, size_t in_size,
+                      void* out, const Shape& os, size_t out_size);
 
 /// Calls body(out_index, offsets...) for every element of `out`, offsets into each broadcast input.
 template <size_t N, typename Body>
@@ -54,59 +63,6 @@ void map_unary(const T* x, R* out, int64_t n, F f) {
   parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) out[i] = f(x[i]);
   });
-}
-
-/// out = f(a, b) with NumPy broadcasting; a, b already in type T.
-template <typename T, typename R, typename F>
-void map_binary(const T* a, const Shape& as, const T* b, const Shape& bs, R* out, const Shape& os, F f) {
-  const int64_t n = shape_numel(os);
-  const int64_t an = shape_numel(as), bn = shape_numel(bs);
-  if (an == n && bn == n) {
-    parallel_for(n, kParallelGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) out[i] = f(a[i], b[i]);
-    });
-    return;
-  }
-  if (bn == 1 && an == n) {
-    const T bv = b[0];
-    parallel_for(n, kParallelGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) out[i] = f(a[i], bv);
-    });
-    return;
-  }
-  if (an == 1 && bn == n) {
-    const T av = a[0];
-    parallel_for(n, kParallelGrain, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) out[i] = f(av, b[i]);
-    });
-    return;
-  }
-  // b's shape equals the trailing dims of out (a bias row): b repeats every bn elements.
-  auto is_suffix = [&](const Shape& small) {
-    if (small.size() > os.size()) return false;
-    for (size_t i = 0; i < small.size(); ++i) {
-      if (small[small.size() - 1 - i] != os[os.size() - 1 - i]) return false;
-    }
-    return true;
-  };
-  if (an == n && bn > 0 && is_suffix(bs)) {
-    parallel_for(n / bn, std::max<int64_t>(1, kParallelGrain / bn), [&](int64_t s, int64_t e) {
-      for (int64_t r = s; r < e; ++r) {
-        for (int64_t j = 0; j < bn; ++j) out[r * bn + j] = f(a[r * bn + j], b[j]);
-      }
-    });
-    return;
-  }
-  if (bn == n && an > 0 && is_suffix(as)) {
-    parallel_for(n / an, std::max<int64_t>(1, kParallelGrain / an), [&](int64_t s, int64_t e) {
-      for (int64_t r = s; r < e; ++r) {
-        for (int64_t j = 0; j < an; ++j) out[r * an + j] = f(a[j], b[r * an + j]);
-      }
-    });
-    return;
-  }
-  const std::vector<int64_t> st[2] = {broadcast_strides(as, os), broadcast_strides(bs, os)};
-  for_each_broadcast<2>(os, st, [&](int64_t o, const int64_t* off) { out[o] = f(a[off[0]], b[off[1]]); });
 }
 
 /// Converts t to dtype when it differs (kernels compute in one type).
