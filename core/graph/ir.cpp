@@ -5,7 +5,12 @@
 namespace bprop::graph {
 namespace {
 
-std::string value_name(int id) { return id < 0 ? "null" : "%" + std::to_string(id); }
+std::string value_name(int id) {
+  if (id < 0) return "null";
+  std::string name = "%";  // (built in place: GCC 12 warns wrongly about "%" + std::string)
+  name += std::to_string(id);
+  return name;
+}
 
 std::string type_str(const Shape& s, DType dt) { return shape_str(s) + " " + dtype_name(dt); }
 

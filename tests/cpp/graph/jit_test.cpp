@@ -441,7 +441,9 @@ TEST(Jit, TheBackwardOfAnOpIsMarkedWithTheForwardOpsLocation) {
       ++cos_nodes;
       EXPECT_NE(line.find(at_sin), std::string::npos) << ir;
     }
-    if (line.find("= exp(") != std::string::npos) EXPECT_NE(line.find(at_exp), std::string::npos) << ir;
+    if (line.find("= exp(") != std::string::npos) {
+      EXPECT_NE(line.find(at_exp), std::string::npos) << ir;
+    }
     EXPECT_EQ(line.find("(jit)"), std::string::npos) << "a node marked with the jit call, not an op:\n" << ir;
   }
   EXPECT_EQ(cos_nodes, 1) << ir;
