@@ -6,24 +6,6 @@ namespace {
 
 using namespace opdef;
 
-// out[i] = F()(a[i], b[i]) as bool, for a and b of type T (an array function, ElementFn, with a bool output).
-template <typename F, typename T>
-void compare_array(const ElementOperand* in, void* out, int64_t n) {
-  const T* a = static_cast<const T*>(in[0].data);
-  const T* b = static_cast<const T*>(in[1].data);
-  bool* y = static_cast<bool*>(out);
-  const F f{};
-  if (in[0].scalar) {
-    const T av = a[0];
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<bool>(f(av, b[i]));
-  } else if (in[1].scalar) {
-    const T bv = b[0];
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<bool>(f(a[i], bv));
-  } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<bool>(f(a[i], b[i]));
-  }
-}
-
 // Compares in the promoted dtype of the inputs (f captureless), with broadcasting (cpu::broadcast_binary).
 template <typename F>
 KernelFn compare_kernel(F) {
@@ -32,7 +14,7 @@ KernelFn compare_kernel(F) {
     const Tensor a = cpu::as_dtype(c.inputs[0], common);
     const Tensor b = cpu::as_dtype(c.inputs[1], common);
     ElementFn fn = nullptr;
-    visit_dtype(common, [&]<typename T>() { fn = &compare_array<F, T>; });
+    visit_dtype(common, [&]<typename T>() { fn = &cpu::binary_array<F, T, true, bool>; });
     cpu::broadcast_binary(fn, a.raw_data(), a.shape(), b.raw_data(), b.shape(), dtype_size(common), c.out.raw_data(),
                           c.out_shape, sizeof(bool));
   };

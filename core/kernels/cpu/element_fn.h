@@ -28,21 +28,21 @@ void unary_array(const ElementOperand* in, void* out, int64_t n) {
   elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(x[i])); });
 }
 
-/// out[i] = F()(a[i], b[i]) in T.
-template <typename F, typename T, bool kVectorizes = true>
+/// out[i] = F()(a[i], b[i]) in T, stored as R (T's own type but for comparisons, whose results are bool).
+template <typename F, typename T, bool kVectorizes = true, typename R = T>
 void binary_array(const ElementOperand* in, void* out, int64_t n) {
   const T* a = static_cast<const T*>(in[0].data);
   const T* b = static_cast<const T*>(in[1].data);
-  T* y = static_cast<T*>(out);
+  R* y = static_cast<R*>(out);
   const F f{};
   if (in[0].scalar) {
     const T av = a[0];
-    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(av, b[i])); });
+    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<R>(f(av, b[i])); });
   } else if (in[1].scalar) {
     const T bv = b[0];
-    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(a[i], bv)); });
+    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<R>(f(a[i], bv)); });
   } else {
-    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<T>(f(a[i], b[i])); });
+    elementwise_loop<kVectorizes>(n, [&](int64_t i) { y[i] = convert_element<R>(f(a[i], b[i])); });
   }
 }
 
