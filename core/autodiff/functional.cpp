@@ -81,7 +81,7 @@ Tensor Pullback::jvp(const std::vector<Tensor>& tangents) const {
     throw;
   }
   close_level(level);
-  std::vector<Tensor> r = backward(level, s, ones({}, s.dtype()), {u_leaf});
+  std::vector<Tensor> r = backward(level, s, ones({}, s.dtype()), {u_leaf}, {}, SavedTensors::ReleaseAsWalked);
   return r[0].defined() ? r[0] : zeros(out.shape(), out.dtype());
 }
 

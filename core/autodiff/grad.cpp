@@ -199,7 +199,9 @@ Value GradFn::eager(const std::vector<Tensor>& args, const Tensor& sens) const {
       if (leaf >= positions.size()) ready(leaf - positions.size(), grad);
     };
   }
-  std::vector<Tensor> g = autodiff::backward(scope.level, out, cot, leaves, on_final);
+  // The level is closed and walked once: each node's saved tensors go as soon as its bprop has run.
+  std::vector<Tensor> g =
+      autodiff::backward(scope.level, out, cot, leaves, on_final, autodiff::SavedTensors::ReleaseAsWalked);
 
   // Zeros for what does not influence the output; positions first, then weights.
   std::vector<Tensor> pos_grads, weight_grads;

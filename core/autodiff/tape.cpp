@@ -204,7 +204,8 @@ Tensor conform_grad(const Node& node, size_t i, Tensor g) {
 }  // namespace
 
 std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
-                             const std::vector<std::shared_ptr<Node>>& leaves, const LeafFinalHook& on_final) {
+                             const std::vector<std::shared_ptr<Node>>& leaves, const LeafFinalHook& on_final,
+                             SavedTensors saved) {
   std::vector<Tensor> result(leaves.size());
   std::shared_ptr<Node> root_node = node_at(root, level);
   if (root_node) {
@@ -291,6 +292,10 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
         Tensor g = conform_grad(*node, i, std::move(dx[i]));
         Tensor& slot = grads[static_cast<size_t>(child->topo_index)];
         slot = slot.defined() ? ops::add(slot, g) : std::move(g);
+      }
+      if (saved == SavedTensors::ReleaseAsWalked) {
+        detail::recycle_arg_list(node->inputs);
+        node->out = Tensor();
       }
       if (on_final) fire(final_at[k]);
     }

@@ -78,11 +78,17 @@ Tensor strip_levels(const Tensor& x, int level);
 /// Called with (index into `leaves`, gradient) as soon as a leaf's gradient is final during the walk.
 using LeafFinalHook = std::function<void(size_t leaf, const Tensor& grad)>;
 
+/// What a walk does with the tensors a node keeps for its bprop (inputs, output) once that bprop has run.
+enum class SavedTensors {
+  Keep,             // the level may be walked again (a vjp's pullback, one jacobian row per walk)
+  ReleaseAsWalked,  // the only walk: freed while still in cache, instead of in a cold pass when the tape dies
+};
+
 /// Walks level `level` back from `root` with cotangent `sens` and returns the gradient of each leaf
 /// (undefined where it does not influence root). `on_final`, when set, is called for each reached leaf right
 /// after the last node that feeds it has run its bprop, while the rest of the walk is still to come.
 std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
                              const std::vector<std::shared_ptr<Node>>& leaves,
-                             const LeafFinalHook& on_final = {});
+                             const LeafFinalHook& on_final = {}, SavedTensors saved = SavedTensors::Keep);
 
 }  // namespace bprop::autodiff

@@ -295,12 +295,18 @@ TEST(HostileFiles, MemoryIsAnErrorKindOfTheVectorFormat) {
   EXPECT_NE(r.raised.find("For 'tile'"), std::string::npos) << r.raised;
 }
 
-TEST(HostileFiles, DeeplyNestedCheckpointHeader) {
-  std::string header = "{\"a\": " + std::string(10000, '[') + std::string(10000, ']') + "}";
-  std::vector<uint8_t> bytes(8);
+// A safetensors file that is only its header: the 8-byte little-endian length, then the JSON text.
+static std::vector<uint8_t> safetensors_with_header(const std::string& header) {
+  std::vector<uint8_t> bytes(8 + header.size());
   const uint64_t n = header.size();
   std::memcpy(bytes.data(), &n, 8);
-  bytes.insert(bytes.end(), header.begin(), header.end());
+  std::memcpy(bytes.data() + 8, header.data(), header.size());
+  return bytes;
+}
+
+TEST(HostileFiles, DeeplyNestedCheckpointHeader) {
+  std::string header = "{\"a\": " + std::string(10000, '[') + std::string(10000, ']') + "}";
+  const std::vector<uint8_t> bytes = safetensors_with_header(header);
   expect_error(ErrorKind::Value, [&] { load_checkpoint_bytes(bytes, "deep.safetensors"); },
                {"For 'load_checkpoint'", "10001 deep"});
 }
@@ -308,10 +314,7 @@ TEST(HostileFiles, DeeplyNestedCheckpointHeader) {
 TEST(HostileFiles, CheckpointTensorPastTheLimits) {
   const std::string header =
       R"({"w": {"dtype": "F32", "shape": [0, 4611686018427387904], "data_offsets": [0, 0]}})";
-  std::vector<uint8_t> bytes(8);
-  const uint64_t n = header.size();
-  std::memcpy(bytes.data(), &n, 8);
-  bytes.insert(bytes.end(), header.begin(), header.end());
+  const std::vector<uint8_t> bytes = safetensors_with_header(header);
   expect_error(ErrorKind::Value, [&] { load_checkpoint_bytes(bytes, "huge.safetensors"); },
                {"For 'load_checkpoint'", "tensor 'w'", "4611686018427387904"});
 }

@@ -13,6 +13,7 @@
 #include "bprop/pool.h"
 #include "bprop/small_vector.h"
 #include "primitive_test_util.h"
+#include "autodiff/functional.h"
 #include "autodiff/tape.h"
 #include "registry/arg_lists.h"
 #include "tensor/buffer_cache.h"
@@ -179,6 +180,38 @@ TEST(Tape, AUserPrimitiveThatDeclaresItsBpropDoesNotReadOutKeepsNoOutput) {
     EXPECT_NEAR(grad(f, 0)({scalar(2.0, DType::Float64)}).tensor().item(), 12.0, 1e-12) << name;
     EXPECT_NEAR(grad(grad(f, 0), 0)({scalar(2.0, DType::Float64)}).tensor().item(), 12.0, 1e-12) << name;
   }
+}
+
+// grad walks its tape once, so each node's saved inputs go as soon as its bprop has run (PyTorch's
+// retain_graph=False); a vjp's pullback may be called again and keeps them. A probe at the bottom of a chain of
+// sins, whose bprop runs last, sees the difference: the chain's saved inputs are gone in one case, not the other.
+TEST(Tape, AGradWalkFreesWhatEachNodeSavedOnceItsBpropHasRun) {
+  static int64_t bytes_seen = -1;
+  PrimitiveDef def = primtest::elementwise_float64("tape_test_probe", [](double x) { return x; });
+  def.bprop = [](const std::vector<Tensor>&, const Tensor&, const Tensor& dout) -> std::vector<Tensor> {
+    bytes_seen = memory_stats().bytes;
+    return {dout};
+  };
+  def.bprop_reads_out = false;
+  register_primitive(def);
+  constexpr int kSins = 20;
+  constexpr int64_t kBytes = 10000 * 8;  // one float64 tensor of the chain
+  auto chain = [](const std::vector<Tensor>& a) -> Value {
+    Tensor y = call_op("tape_test_probe", {a[0]});
+    for (int i = 0; i < kSins; ++i) y = ops::sin(y);
+    return ops::sum(y);
+  };
+  const Tensor x = arange(0, 10000, 1, DType::Float64) * 1e-4;
+
+  const Tensor g = grad(chain, 0)({x}).tensor();
+  const int64_t during_grad = bytes_seen;
+  const autodiff::Pullback pb = autodiff::forward_for_vjp(chain, {x}, {0}, "vjp");
+  const Tensor g_again = pb(ones({}, DType::Float64))[0];
+  const int64_t during_vjp = bytes_seen;
+  EXPECT_LT(during_grad + kSins / 2 * kBytes, during_vjp) << during_grad << " bytes vs " << during_vjp;
+  EXPECT_EQ(g.to_vector<double>(), g_again.to_vector<double>());  // the same gradient either way
+  const Tensor twice = pb(ones({}, DType::Float64))[0];           // and the pullback still walks again
+  EXPECT_EQ(g.to_vector<double>(), twice.to_vector<double>());
 }
 
 TEST(ArgLists, ARecycledListComesBackEmptyWithItsRoom) {
