@@ -5,6 +5,7 @@
 #include "autodiff/tape.h"
 #include "bprop/device.h"
 #include "bprop/ops.h"
+#include "graph/trace.h"
 
 namespace bprop {
 namespace autodiff {
@@ -170,7 +171,10 @@ Tensor apply_custom(const std::string& name, const std::vector<Tensor>& inputs,
   if (!out.defined()) throw ValueError("For '" + name + "', construct returned no tensor");
   // A fresh impl, so the recorded entries cannot leak into a tensor construct may have returned as-is.
   out = out.detach();
-  if (is_float(out.dtype()) && recording()) record_custom(name, inputs, out, bprop);
+  if (is_float(out.dtype()) && recording()) {
+    record_custom(name, inputs, out, bprop);
+    if (graph::Tracer* tracer = graph::current_tracer()) tracer->note_origins(out);  // as a traced op's nodes are
+  }
   return out;
 }
 }  // namespace autodiff

@@ -79,8 +79,9 @@ Tensor Tracer::add_node(const OpDef& op, const std::vector<Tensor>& inputs, cons
   return out;
 }
 
-void Tracer::note_origin(const std::shared_ptr<autodiff::Node>& node) {
-  if (!location_.empty()) origins_[node.get()] = {node, location_};
+void Tracer::note_origins(const Tensor& out) {
+  if (location_.empty()) return;
+  for (const autodiff::TraceEntry& e : out.impl()->trace) origins_[e.node.get()] = {e.node, location_};
 }
 
 const std::string* Tracer::origin_of(const autodiff::Node* node) const {

@@ -33,9 +33,10 @@ class Tracer {
   /// Where the next nodes come from (a source location), until set again.
   void set_location(std::string where) { location_ = std::move(where); }
   const std::string& location() const { return location_; }
-  /// Remembers the current location as the origin of a tape node recorded for a traced op, so that the nodes its
-  /// bprop adds (the backward of that op) carry the forward op's location, not the last one set.
-  void note_origin(const std::shared_ptr<autodiff::Node>& node);
+  /// Remembers the current location as the origin of the tape nodes that produced `out` (a traced op's, or a
+  /// custom bprop's), so that the nodes their bprops add (the backward of that op) carry the forward op's location,
+  /// not the last one set.
+  void note_origins(const Tensor& out);
   /// The location noted for `node`, or null.
   const std::string* origin_of(const autodiff::Node* node) const;
   /// The finished graph returning `result`; the tracer is spent.

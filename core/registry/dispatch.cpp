@@ -183,7 +183,7 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
     Tensor out = tracer.add_node(op, inputs, normalized, shape, dtype);
     if (!op.no_grad && is_float(dtype) && autodiff::recording()) {
       autodiff::record(op, inputs, normalized, out, nullptr);
-      for (const autodiff::TraceEntry& e : out.impl()->trace) tracer.note_origin(e.node);
+      tracer.note_origins(out);
     }
     return out;
   }

@@ -653,7 +653,25 @@ test('source locations: through nested layers, past the first frames, and in eng
   assert.equal(at('sin').length, 1, ir);
   assert.deepEqual(at('cos'), at('sin'), ir);
   assert.notDeepEqual(at('sin'), at('exp'), ir);
-  for (const f of [forward, viaDeep, plain, vg]) f.dispose();
+  // a Cell's own bprop (run in JavaScript during the trace): its ops are marked with the lines that wrote them
+  const lineOf = (e) => Number(e.stack.split('\n')[1].match(/:(\d+):\d+\)?$/)[1]);
+  let negLine = 0;
+  class Negated extends bp.Cell {
+    construct(t) {
+      return t.sin();
+    }
+    bprop(t, out, dout) {
+      negLine = lineOf(new Error()); return [dout.neg()];  // one line: the number and the op
+    }
+  }
+  const cell = new Negated();
+  const custom = bp.jit(bp.valueAndGrad((t) => cell(t).exp().sum()));
+  const customIr = custom.lower(x);
+  const negAt = customIr.split('\n').filter((l) => l.includes('= neg('));
+  assert.equal(negAt.length, 1, customIr);
+  assert.ok(negLine > 0);
+  assert.match(negAt[0], new RegExp(`# jit\\.test\\.mjs:${negLine}:\\d+$`), customIr);
+  for (const f of [forward, viaDeep, plain, vg, custom]) f.dispose();
   x.dispose();
 });
 

@@ -5,30 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstring>
 #include <functional>
 #include <sstream>
 
 #include "bprop/bprop.h"
 #include "bprop/nn/layers.h"
 #include "graph/trace.h"
+#include "same_bits.h"
 
 using namespace bprop;
 
 namespace {
 
-void expect_bitwise_equal(const Tensor& got, const Tensor& want) {
-  ASSERT_EQ(got.shape(), want.shape());
-  ASSERT_EQ(got.dtype(), want.dtype());
-  EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0)
-      << got.to_string() << " vs " << want.to_string();
-}
-
-void expect_bitwise_equal(const Value& got, const Value& want) {
-  const std::vector<Tensor> g = got.flatten(), w = want.flatten();
-  ASSERT_EQ(g.size(), w.size());
-  for (size_t i = 0; i < g.size(); ++i) expect_bitwise_equal(g[i], w[i]);
-}
+using bitwise::expect_bitwise_equal;
 
 // sin(x) * y + x^3 summed: a few ops, broadcasting, a reduction.
 const Fn f = [](const std::vector<Tensor>& a) -> Value {
@@ -447,6 +436,40 @@ TEST(Jit, TheBackwardOfAnOpIsMarkedWithTheForwardOpsLocation) {
     EXPECT_EQ(line.find("(jit)"), std::string::npos) << "a node marked with the jit call, not an op:\n" << ir;
   }
   EXPECT_EQ(cos_nodes, 1) << ir;
+}
+
+// A Cell's own bprop (the second way to define one) is marked like an op's: with where the cell was called.
+TEST(Jit, TheBackwardOfACustomBpropCellIsMarkedWithWhereTheCellWasCalled) {
+  struct Negated : Cell {  // forward sin, backward -dout: a neg node only its bprop makes
+    Value construct(const std::vector<Tensor>& in) override { return ops::sin(in[0]); }
+    bool has_bprop() const override { return true; }
+    std::vector<Tensor> bprop(const std::vector<Tensor>&, const Tensor&, const Tensor& dout) override {
+      return {ops::neg(dout)};
+    }
+  };
+  Negated cell;
+  int cell_line = 0;
+  const JitFn step = jit(value_and_grad(
+      [&](const std::vector<Tensor>& a) -> Value {
+        Tensor h;
+        {
+          TraceLocation here; cell_line = __LINE__;  // NOLINT (one line: the location and the number)
+          h = cell(a[0]);
+        }
+        TraceLocation here;
+        return ops::sum(ops::exp(h));
+      },
+      0));
+  const std::string ir = step.lower({ones({3})});
+  const std::string at_cell = "# jit_test.cpp:" + std::to_string(cell_line);
+  std::istringstream lines(ir);
+  int neg_nodes = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("= neg(") == std::string::npos) continue;
+    ++neg_nodes;
+    EXPECT_NE(line.find(at_cell), std::string::npos) << ir;
+  }
+  EXPECT_EQ(neg_nodes, 1) << ir;
 }
 
 TEST(Jit, SourceLocationsMarkNodesAndErrorsAtReplay) {
