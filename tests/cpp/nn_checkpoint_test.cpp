@@ -9,6 +9,7 @@
 
 #include "bprop/bprop.h"
 #include "nn_test_util.h"
+#include "same_bits.h"
 
 using namespace bprop;
 using namespace nntest;
@@ -72,10 +73,6 @@ void append_raw(std::vector<uint8_t>& data, std::initializer_list<T> values) {
   }
 }
 
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
-
 NamedTensors tensors_of(const Cell& cell) {
   NamedTensors out;
   for (const auto& [n, p] : cell.parameters_and_names()) out.emplace_back(n, p.clone());
@@ -93,11 +90,11 @@ TEST(NnCheckpoint, RoundTripIsByteExact) {
   EXPECT_EQ(first, save_checkpoint_bytes(*model, {{"framework", "bprop"}, {"epoch", "1"}}));
 
   auto fresh = make_model(99);
-  EXPECT_FALSE(same_bytes(fresh->parameters_and_names()[0].second, model->parameters_and_names()[0].second));
+  EXPECT_FALSE(bitwise::same_bits(fresh->parameters_and_names()[0].second, model->parameters_and_names()[0].second));
   EXPECT_TRUE(load_checkpoint(*fresh, path).empty());
   const auto a = model->parameters_and_names(), b = fresh->parameters_and_names();
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(same_bytes(a[i].second, b[i].second)) << a[i].first;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(bitwise::same_bits(a[i].second, b[i].second)) << a[i].first;
   EXPECT_NE(fresh->parameters_and_names()[2].second.to_vector<double>(), std::vector<double>(8, 1.0));  // gamma moved
   EXPECT_NE(b[4].first.find("moving_mean"), std::string::npos);
 
@@ -150,10 +147,10 @@ TEST(NnCheckpoint, LayoutFollowsTheSafetensorsFormat) {
 
   const Checkpoint ck = load_checkpoint_bytes(bytes);
   ASSERT_EQ(ck.tensors.size(), 4u);
-  EXPECT_TRUE(same_bytes(*ck.find("w"), w));
-  EXPECT_TRUE(same_bytes(*ck.find("i"), i));
+  EXPECT_TRUE(bitwise::same_bits(*ck.find("w"), w));
+  EXPECT_TRUE(bitwise::same_bits(*ck.find("i"), i));
   EXPECT_EQ(ck.find("m")->to_vector<int32_t>(), (std::vector<int32_t>{1, 0, 1}));
-  EXPECT_TRUE(same_bytes(*ck.find("f"), f));
+  EXPECT_TRUE(bitwise::same_bits(*ck.find("f"), f));
   EXPECT_EQ(ck.find("nope"), nullptr);
 }
 

@@ -3,10 +3,10 @@
 // same results as PyNative mode, BatchNorm's moving statistics included.
 #include <gtest/gtest.h>
 
-#include <cstring>
 
 #include "bprop/bprop.h"
 #include "bprop/nn/layers.h"
+#include "same_bits.h"
 
 using namespace bprop;
 
@@ -22,10 +22,7 @@ struct GraphModeScope {
   ~GraphModeScope() { set_context(Context{}); }
 };
 
-void expect_bitwise_equal(const Tensor& got, const Tensor& want) {
-  ASSERT_EQ(got.shape(), want.shape());
-  EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0) << got.to_string() << want.to_string();
-}
+using bitwise::expect_bitwise_equal;
 
 }  // namespace
 

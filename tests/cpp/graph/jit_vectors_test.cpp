@@ -3,26 +3,16 @@
 // order, since the replay runs the same kernels on the same inputs in the same order.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <filesystem>
 
 #include "bprop/vectors.h"
+#include "same_bits.h"
 
 using namespace bprop;
 
 namespace {
 
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
-
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (!same_bits(a[i], b[i])) return false;
-  }
-  return true;
-}
+using bitwise::same_bits;
 
 }  // namespace
 

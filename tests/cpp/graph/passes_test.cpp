@@ -15,22 +15,14 @@
 #include "graph/fusion.h"
 #include "graph/passes.h"
 #include "kernels/cpu/parallel.h"
+#include "same_bits.h"
 
 using namespace bprop;
 using namespace bprop::graph;
 
 namespace {
 
-void expect_bitwise_equal(const Value& got, const Value& want) {
-  const std::vector<Tensor> g = got.flatten(), w = want.flatten();
-  ASSERT_EQ(g.size(), w.size());
-  for (size_t i = 0; i < g.size(); ++i) {
-    ASSERT_EQ(g[i].shape(), w[i].shape());
-    ASSERT_EQ(g[i].dtype(), w[i].dtype());
-    EXPECT_EQ(std::memcmp(g[i].raw_data(), w[i].raw_data(), g[i].nbytes()), 0)
-        << g[i].to_string() << " vs " << w[i].to_string();
-  }
-}
+using bitwise::expect_bitwise_equal;
 
 // Builds graphs by hand, so that a pass meets exactly the pattern under test.
 struct Builder {
