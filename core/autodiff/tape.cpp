@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 #include "autodiff/observer.h"
 #include "bprop/device.h"
@@ -17,6 +18,17 @@ namespace {
 thread_local std::vector<int> t_active;
 thread_local int t_next_level = 1;
 thread_local uint64_t t_epoch = 0;
+thread_local uint64_t t_next_seq = 1;
+
+// Numbers a node in creation order, above its inputs' nodes (kept so even for a node made on another thread).
+void number_node(Node& node) {
+  uint64_t seq = t_next_seq;
+  for (const auto& e : node.edges) {
+    if (e && e->seq >= seq) seq = e->seq + 1;
+  }
+  node.seq = seq;
+  t_next_seq = seq + 1;
+}
 
 const TraceEntry* find_entry(const TensorImpl* impl, int level) {
   for (const auto& e : impl->trace) {
@@ -53,6 +65,7 @@ void record_at_levels(const std::vector<Tensor>& inputs, Tensor& out, std::vecto
       node->edges[i] = e->node;
     }
     if (node) {
+      number_node(*node);
       fill(*node);
       made.push_back(node.get());
       out.impl()->trace.push_back({level, std::move(node)});
@@ -149,6 +162,7 @@ Tensor make_leaf(const Tensor& x, int level, std::shared_ptr<Node>& leaf) {
   leaf = pool::make_shared<Node>();
   leaf->level = level;
   leaf->is_leaf = true;
+  number_node(*leaf);
   Tensor alias = x.detach();
   alias.impl()->trace = x.impl()->trace;
   alias.impl()->trace.push_back({level, leaf});
@@ -168,26 +182,31 @@ Tensor strip_levels(const Tensor& x, int level) {
 
 namespace {
 
-// Post-order DFS from root over this level's nodes: children before parents.
-std::vector<Node*> topo_order(Node* root, uint64_t epoch) {
-  std::vector<Node*> order;
-  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+// For on_final: the leaves among `leaves` and how many edges into each the nodes reachable from root have, so a
+// walk knows when the last consumer of a leaf has run (a depth-first pass, made only when someone listens).
+struct LeafUses {
+  int64_t edges_left = 0;
+  std::vector<size_t> slots;  // indices into `leaves`
+};
+std::unordered_map<const Node*, LeafUses> leaf_uses(Node* root, const std::vector<std::shared_ptr<Node>>& leaves) {
+  std::unordered_map<const Node*, LeafUses> uses;
+  for (size_t j = 0; j < leaves.size(); ++j) uses[leaves[j].get()].slots.push_back(j);
+  const uint64_t epoch = ++t_epoch;
+  std::vector<Node*> stack{root};
   root->epoch = epoch;
   while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->edges.size()) {
-      Node* child = node->edges[next++].get();
-      if (child && child->epoch != epoch) {
-        child->epoch = epoch;
-        stack.emplace_back(child, 0);
-      }
-      continue;
-    }
-    node->topo_index = static_cast<int64_t>(order.size());
-    order.push_back(node);
+    Node* node = stack.back();
     stack.pop_back();
+    for (const auto& e : node->edges) {
+      if (!e) continue;
+      if (auto it = uses.find(e.get()); it != uses.end()) ++it->second.edges_left;
+      if (e->epoch != epoch) {
+        e->epoch = epoch;
+        stack.push_back(e.get());
+      }
+    }
   }
-  return order;
+  return uses;
 }
 
 // Casts and checks one bprop result against the input it is the gradient of.
@@ -201,6 +220,91 @@ Tensor conform_grad(const Node& node, size_t i, Tensor g) {
   return g;
 }
 
+// Nodes a walk has reached and not yet run, kept as a heap with the highest seq on top. A node's gradient is
+// complete when it comes to the top: its consumers have higher seqs, and every reached node above it has run.
+class Frontier {
+ public:
+  explicit Frontier(uint64_t epoch) : epoch_(epoch) {}
+  // A walk that failed half-way leaves no partial sum on a node, where it would live as long as the graph.
+  ~Frontier() {
+    for (auto& p : heap_) p.node->grad = Tensor();
+  }
+  Frontier(const Frontier&) = delete;
+  Frontier& operator=(const Frontier&) = delete;
+
+  /// Adds g to what `node` has collected in this walk, queueing it the first time.
+  void reach(std::shared_ptr<Node> node, Tensor g) {
+    if (node->epoch == epoch_) {
+      node->grad = ops::add(node->grad, g);
+      return;
+    }
+    node->epoch = epoch_;
+    node->grad = std::move(g);
+    heap_.push_back({node->seq, reached_++, std::move(node)});
+    std::push_heap(heap_.begin(), heap_.end());
+  }
+  bool empty() const { return heap_.empty(); }
+  std::shared_ptr<Node> pop() {
+    std::pop_heap(heap_.begin(), heap_.end());
+    std::shared_ptr<Node> node = std::move(heap_.back().node);
+    heap_.pop_back();
+    return node;
+  }
+
+ private:
+  struct Entry {
+    uint64_t seq;
+    uint64_t reached;  // equal seqs (nodes numbered on two threads): the one reached first runs first
+    std::shared_ptr<Node> node;
+    bool operator<(const Entry& o) const { return seq != o.seq ? seq < o.seq : reached > o.reached; }
+  };
+  uint64_t epoch_;
+  uint64_t reached_ = 0;
+  std::vector<Entry> heap_;
+};
+
+// Runs one node's bprop on dout (its own or a custom one), with the device and observer set up around it.
+std::vector<Tensor> run_bprop(Node& node, const Tensor& dout, std::vector<bool>& needs) {
+  needs.assign(node.edges.size(), false);
+  for (size_t i = 0; i < node.edges.size(); ++i) needs[i] = node.edges[i] != nullptr;
+  // While tracing, the backward of an op is marked with the forward op's source location.
+  std::optional<graph::LocationScope> at;
+  if (graph::Tracer* tracer = graph::current_tracer()) {
+    if (const std::string* where = tracer->origin_of(&node)) at.emplace(*tracer, *where);
+  }
+  std::vector<Tensor> dx;
+  GraphObserver* obs = graph_observer();
+  if (obs) obs->on_bprop_begin(node, dout);
+  {
+    // A bprop's host constants go to the device of the value it differentiates: its output or, when the node
+    // keeps none (bprop_reads_out), the device among its inputs (the op ran there), else dout's.
+    std::optional<detail::PreferDevice> on_device;
+    if (detail::devices_in_use()) {
+      auto on_a_device = [](const Tensor& t) {
+        return t.defined() && t.backend() != Backend::CPU && t.backend() != Backend::Graph;
+      };
+      const Tensor* value = node.out.defined() ? &node.out : nullptr;
+      for (size_t i = 0; !value && i < node.inputs.size(); ++i) {
+        if (on_a_device(node.inputs[i])) value = &node.inputs[i];
+      }
+      if (!value) value = &dout;
+      if (on_a_device(*value)) on_device.emplace(value->device());
+    }
+    if (node.op) {
+      const BpropCtx ctx{node.inputs, node.out, dout, node.attrs, needs};
+      dx = node.op->bprop(ctx);
+    } else {
+      dx = node.custom->bprop(node.inputs, node.out, dout);
+    }
+  }
+  if (obs) obs->on_bprop_end(node, dx);
+  if (dx.size() > node.edges.size()) {
+    throw ValueError("For '" + node.name() + "', the bprop returned " + std::to_string(dx.size()) +
+                     " gradients for " + std::to_string(node.edges.size()) + " inputs");
+  }
+  return dx;
+}
+
 }  // namespace
 
 std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
@@ -208,102 +312,62 @@ std::vector<Tensor> backward(int level, const Tensor& root, const Tensor& sens,
                              SavedTensors saved) {
   std::vector<Tensor> result(leaves.size());
   std::shared_ptr<Node> root_node = node_at(root, level);
-  if (root_node) {
-    const uint64_t epoch = ++t_epoch;
-    std::vector<Node*> order = topo_order(root_node.get(), epoch);
-    std::vector<Tensor> grads(order.size());
-    grads.back() = sens;
-    // A leaf's gradient is final once its lowest-placed consumer has run (consumers come after it in the
-    // order and the walk goes downwards): final_at[k] lists the leaves that are final after node k.
-    std::vector<std::vector<size_t>> final_at;
-    std::vector<size_t> final_at_end;  // reached leaves no node consumes (the root itself)
-    if (on_final) {
-      final_at.resize(order.size());
-      std::vector<int64_t> first_consumer(order.size(), -1);
-      for (size_t k = 0; k < order.size(); ++k) {
-        for (const auto& e : order[k]->edges) {
-          if (e && e->is_leaf && e->epoch == epoch && first_consumer[static_cast<size_t>(e->topo_index)] < 0) {
-            first_consumer[static_cast<size_t>(e->topo_index)] = static_cast<int64_t>(k);
-          }
-        }
-      }
-      for (size_t j = 0; j < leaves.size(); ++j) {
-        const Node* leaf = leaves[j].get();
-        if (leaf->epoch != epoch) continue;
-        const int64_t at = first_consumer[static_cast<size_t>(leaf->topo_index)];
-        if (at < 0) final_at_end.push_back(j);
-        else final_at[static_cast<size_t>(at)].push_back(j);
-      }
+  if (!root_node) return result;
+  std::unordered_map<const Node*, LeafUses> uses;
+  if (on_final) uses = leaf_uses(root_node.get(), leaves);
+  auto fire = [&](const Node* leaf, LeafUses& u) {
+    u.edges_left = -1;  // announced
+    if (!leaf->grad.defined()) return;
+    for (size_t j : u.slots) on_final(j, leaf->grad);
+  };
+  // Leaves keep their gradient on the node until the end: cleared however the walk ends.
+  struct ClearLeaves {
+    const std::vector<std::shared_ptr<Node>>& leaves;
+    ~ClearLeaves() {
+      for (const auto& leaf : leaves) leaf->grad = Tensor();
     }
-    auto fire = [&](const std::vector<size_t>& js) {
-      for (size_t j : js) {
-        const Tensor& g = grads[static_cast<size_t>(leaves[j]->topo_index)];
-        if (g.defined()) on_final(j, g);
-      }
-    };
-    std::vector<bool> needs;
-    for (size_t k = order.size(); k-- > 0;) {
-      Node* node = order[k];
-      if (node->is_leaf || !grads[k].defined()) {
-        if (on_final) fire(final_at[k]);
-        continue;
-      }
-      Tensor dout = std::move(grads[k]);
-      // While tracing, the backward of an op is marked with the forward op's source location.
-      std::optional<graph::LocationScope> at;
-      if (graph::Tracer* tracer = graph::current_tracer()) {
-        if (const std::string* where = tracer->origin_of(node)) at.emplace(*tracer, *where);
-      }
-      needs.assign(node->edges.size(), false);
-      for (size_t i = 0; i < node->edges.size(); ++i) needs[i] = node->edges[i] != nullptr;
-      std::vector<Tensor> dx;
-      GraphObserver* obs = graph_observer();
-      if (obs) obs->on_bprop_begin(*node, dout);
-      {
-        // A bprop's host constants go to the device of the value it differentiates: its output or, when the node
-        // keeps none (bprop_reads_out), the device among its inputs (the op ran there), else dout's.
-        std::optional<detail::PreferDevice> on_device;
-        if (detail::devices_in_use()) {
-          auto on_a_device = [](const Tensor& t) {
-            return t.defined() && t.backend() != Backend::CPU && t.backend() != Backend::Graph;
-          };
-          const Tensor* value = node->out.defined() ? &node->out : nullptr;
-          for (size_t i = 0; !value && i < node->inputs.size(); ++i) {
-            if (on_a_device(node->inputs[i])) value = &node->inputs[i];
-          }
-          if (!value) value = &dout;
-          if (on_a_device(*value)) on_device.emplace(value->device());
-        }
-        if (node->op) {
-          const BpropCtx ctx{node->inputs, node->out, dout, node->attrs, needs};
-          dx = node->op->bprop(ctx);
-        } else {
-          dx = node->custom->bprop(node->inputs, node->out, dout);
-        }
-      }
-      if (obs) obs->on_bprop_end(*node, dx);
-      if (dx.size() > node->edges.size()) {
-        throw ValueError("For '" + node->name() + "', the bprop returned " + std::to_string(dx.size()) +
-                         " gradients for " + std::to_string(node->edges.size()) + " inputs");
-      }
-      for (size_t i = 0; i < dx.size(); ++i) {
-        Node* child = node->edges[i].get();
-        if (!child || !dx[i].defined()) continue;
+  } clear_leaves{leaves};
+
+  const uint64_t epoch = ++t_epoch;
+  Frontier frontier(epoch);
+  frontier.reach(std::move(root_node), sens);
+  const bool release = saved == SavedTensors::ReleaseAsWalked;
+  std::vector<bool> needs;
+  while (!frontier.empty()) {
+    // Released (when this walk is the only one and nothing else holds it) at the end of its turn, while in cache.
+    std::shared_ptr<Node> node = frontier.pop();
+    if (node->is_leaf) continue;
+    const Tensor dout = std::move(node->grad);
+    std::vector<Tensor> dx = run_bprop(*node, dout, needs);
+    for (size_t i = 0; i < node->edges.size(); ++i) {
+      std::shared_ptr<Node>& edge = node->edges[i];
+      if (!edge) continue;
+      Node* child = edge.get();
+      if (i < dx.size() && dx[i].defined()) {
         Tensor g = conform_grad(*node, i, std::move(dx[i]));
-        Tensor& slot = grads[static_cast<size_t>(child->topo_index)];
-        slot = slot.defined() ? ops::add(slot, g) : std::move(g);
+        frontier.reach(release ? std::move(edge) : edge, std::move(g));
       }
-      if (saved == SavedTensors::ReleaseAsWalked) {
-        detail::recycle_arg_list(node->inputs);
-        node->out = Tensor();
+      if (on_final && child->is_leaf) {
+        auto it = uses.find(child);
+        if (it != uses.end() && --it->second.edges_left == 0) fire(child, it->second);
       }
-      if (on_final) fire(final_at[k]);
     }
-    if (on_final) fire(final_at_end);
-    for (size_t j = 0; j < leaves.size(); ++j) {
-      Node* leaf = leaves[j].get();
-      if (leaf->epoch == epoch) result[j] = std::move(grads[static_cast<size_t>(leaf->topo_index)]);
+    if (release) {
+      detail::recycle_arg_list(node->inputs);
+      node->out = Tensor();
+      node->edges.clear();
     }
+  }
+  // Reached leaves not announced yet (a consumer no gradient came to never ran, or the leaf is the root), in the
+  // order of `leaves`: data-parallel ranks must see the same order.
+  if (on_final) {
+    for (const auto& leaf : leaves) {
+      LeafUses& u = uses[leaf.get()];
+      if (leaf->epoch == epoch && u.edges_left >= 0) fire(leaf.get(), u);
+    }
+  }
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    if (leaves[j]->epoch == epoch) result[j] = leaves[j]->grad;
   }
   return result;
 }

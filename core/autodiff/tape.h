@@ -29,9 +29,12 @@ struct Node {
                // the op's bprop does not read it
   Attrs attrs;
   SmallVector<std::shared_ptr<Node>, 2> edges;
-  // Scratch of one backward walk.
+  /// Above the seq of every node in `edges`: the backward walk runs nodes by decreasing seq, a topological order
+  /// it needs no pass over the graph to find (creation order, the reverse of what the forward ran).
+  uint64_t seq = 0;
+  // Scratch of one backward walk: the walk that reached the node last, and the gradient summed so far.
   uint64_t epoch = 0;
-  int64_t topo_index = -1;
+  Tensor grad;
 
   std::string name() const;
 

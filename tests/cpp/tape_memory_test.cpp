@@ -183,13 +183,17 @@ TEST(Tape, AUserPrimitiveThatDeclaresItsBpropDoesNotReadOutKeepsNoOutput) {
 }
 
 // grad walks its tape once, so each node's saved inputs go as soon as its bprop has run (PyTorch's
-// retain_graph=False); a vjp's pullback may be called again and keeps them. A probe at the bottom of a chain of
-// sins, whose bprop runs last, sees the difference: the chain's saved inputs are gone in one case, not the other.
-TEST(Tape, AGradWalkFreesWhatEachNodeSavedOnceItsBpropHasRun) {
+// retain_graph=False), and the node itself with them; a vjp's pullback may be called again and keeps both. A probe
+// at the bottom of a chain of sins, whose bprop runs last, sees the difference: the chain's saved inputs and its
+// nodes are gone in one case, not in the other.
+TEST(Tape, AGradWalkFreesEachNodeAndWhatItSavedOnceItsBpropHasRun) {
   static int64_t bytes_seen = -1;
+  static std::weak_ptr<autodiff::Node> top_sin;  // the node of the last sin, which runs first
+  static bool top_sin_alive = false;
   PrimitiveDef def = primtest::elementwise_float64("tape_test_probe", [](double x) { return x; });
   def.bprop = [](const std::vector<Tensor>&, const Tensor&, const Tensor& dout) -> std::vector<Tensor> {
     bytes_seen = memory_stats().bytes;
+    top_sin_alive = !top_sin.expired();
     return {dout};
   };
   def.bprop_reads_out = false;
@@ -199,19 +203,55 @@ TEST(Tape, AGradWalkFreesWhatEachNodeSavedOnceItsBpropHasRun) {
   auto chain = [](const std::vector<Tensor>& a) -> Value {
     Tensor y = call_op("tape_test_probe", {a[0]});
     for (int i = 0; i < kSins; ++i) y = ops::sin(y);
+    top_sin = y.impl()->trace.back().node;
     return ops::sum(y);
   };
   const Tensor x = arange(0, 10000, 1, DType::Float64) * 1e-4;
 
   const Tensor g = grad(chain, 0)({x}).tensor();
   const int64_t during_grad = bytes_seen;
+  EXPECT_FALSE(top_sin_alive);
   const autodiff::Pullback pb = autodiff::forward_for_vjp(chain, {x}, {0}, "vjp");
   const Tensor g_again = pb(ones({}, DType::Float64))[0];
   const int64_t during_vjp = bytes_seen;
+  EXPECT_TRUE(top_sin_alive);
   EXPECT_LT(during_grad + kSins / 2 * kBytes, during_vjp) << during_grad << " bytes vs " << during_vjp;
   EXPECT_EQ(g.to_vector<double>(), g_again.to_vector<double>());  // the same gradient either way
   const Tensor twice = pb(ones({}, DType::Float64))[0];           // and the pullback still walks again
   EXPECT_EQ(g.to_vector<double>(), twice.to_vector<double>());
+}
+
+// A walk that fails half-way (a bprop throws) leaves nothing behind: the same graph walked again, and new graphs,
+// get exactly the gradients of a walk that never failed.
+TEST(Tape, AWalkThatFailsHalfWayLeavesNoGradientBehind) {
+  static bool fail_once = false;
+  PrimitiveDef def = primtest::elementwise_float64("tape_test_fails_once", [](double x) { return 2 * x; });
+  def.bprop = [](const std::vector<Tensor>&, const Tensor&, const Tensor& dout) -> std::vector<Tensor> {
+    if (fail_once) {
+      fail_once = false;
+      throw ValueError("tape_test_fails_once: failing as asked");
+    }
+    return {dout * 2.0};
+  };
+  def.bprop_reads_out = false;
+  register_primitive(def);
+  // x feeds the primitive and, around it, two more paths, so that partial sums sit on nodes when it throws
+  auto f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor s = ops::sin(a[0]);
+    return ops::sum(call_op("tape_test_fails_once", {s}) * s + ops::exp(s));
+  };
+  const Tensor x = tensor({0.1, 0.2, 0.3}, {3}, DType::Float64);
+  const std::vector<double> want = grad(f, 0)({x}).tensor().to_vector<double>();
+  const autodiff::Pullback pb = autodiff::forward_for_vjp(f, {x}, {0}, "vjp");
+  EXPECT_EQ(pb(ones({}, DType::Float64))[0].to_vector<double>(), want);
+  const int64_t storages = memory_stats().storages;
+  fail_once = true;
+  EXPECT_THROW(pb(ones({}, DType::Float64)), ValueError);
+  EXPECT_EQ(memory_stats().storages, storages);  // no partial sum left on a node of the kept graph
+  EXPECT_EQ(pb(ones({}, DType::Float64))[0].to_vector<double>(), want);
+  fail_once = true;
+  EXPECT_THROW(grad(f, 0)({x}), ValueError);
+  EXPECT_EQ(grad(f, 0)({x}).tensor().to_vector<double>(), want);
 }
 
 TEST(ArgLists, ARecycledListComesBackEmptyWithItsRoom) {
