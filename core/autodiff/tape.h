@@ -38,7 +38,7 @@ struct Node {
 
   std::string name() const;
 
-  Node() = default;
+  Node() noexcept {}  // NOLINT(modernize-use-equals-default): no zeroing before the member initialisers (TensorImpl)
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
   /// Releases what the node holds iteratively: a graph of a million ops must not recurse a million deep.

@@ -31,6 +31,7 @@ std::vector<Tensor> take_arg_list() {
   }
   std::vector<Tensor> list = std::move(lists.back());
   lists.pop_back();
+  if (!lists.empty()) __builtin_prefetch(lists.back().data(), 1);  // the next call's buffer (see pool::allocate)
   return list;
 }
 

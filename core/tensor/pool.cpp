@@ -47,6 +47,9 @@ void* allocate(size_t bytes) {
   if (FreeBlock* b = lists.head[c]) {
     lists.head[c] = b->next;
     --lists.count[c];
+    // The next block of this size is likely out of cache (freed a whole tape ago): fetch it now, while this one
+    // is being used, rather than stall on reading its link at the next allocation.
+    if (b->next) __builtin_prefetch(b->next, 1);
     return b;
   }
   return ::operator new((c + 1) * kGranule);
