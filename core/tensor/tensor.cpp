@@ -41,33 +41,43 @@ CountRegistry& count_registry() {
   return *registry;
 }
 
-// Set once this thread's counters are destroyed: storages freed later (thread-exit and static destructors) are
-// counted in `retired`. A plain bool has no destructor, so it stays readable to the end.
+// This thread's counts. Constant-initialised, so reading them needs no guard; what has a constructor and a
+// destructor is the registration below, touched once, on the thread's first storage.
+thread_local StorageCounts t_counts;
+// True while t_counts is registered. Cleared again when the thread's registration is destroyed: storages freed
+// after that (thread-exit and static destructors) are counted in `retired`. Plain bools have no destructor, so
+// they stay readable to the end.
+thread_local bool t_counts_registered = false;
 thread_local bool t_counts_gone = false;
 
-struct ThreadCounts : StorageCounts {
-  ThreadCounts() {
+struct ThreadRegistration {
+  ThreadRegistration() {
     CountRegistry& r = count_registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    r.threads.push_back(this);
+    r.threads.push_back(&t_counts);
+    t_counts_registered = true;
   }
-  ~ThreadCounts() {
+  ~ThreadRegistration() {
+    t_counts_registered = false;
     t_counts_gone = true;
     CountRegistry& r = count_registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    r.retired.storages.fetch_add(storages.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    r.retired.bytes.fetch_add(bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    std::erase(r.threads, this);
+    r.retired.storages.fetch_add(t_counts.storages.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    r.retired.bytes.fetch_add(t_counts.bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    std::erase(r.threads, &t_counts);
   }
 };
-thread_local ThreadCounts t_counts;
+thread_local ThreadRegistration t_registration;
 
 void count_storage(int64_t n, int64_t bytes) {
-  if (t_counts_gone) {
-    StorageCounts& r = count_registry().retired;
-    r.storages.fetch_add(n, std::memory_order_relaxed);
-    r.bytes.fetch_add(bytes, std::memory_order_relaxed);
-    return;
+  if (!t_counts_registered) [[unlikely]] {
+    if (t_counts_gone) {
+      StorageCounts& r = count_registry().retired;
+      r.storages.fetch_add(n, std::memory_order_relaxed);
+      r.bytes.fetch_add(bytes, std::memory_order_relaxed);
+      return;
+    }
+    [[maybe_unused]] const ThreadRegistration& registered = t_registration;  // constructs it: registers t_counts
   }
   StorageCounts& c = t_counts;
   c.storages.store(c.storages.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
