@@ -1,6 +1,7 @@
 #include "kernels/cpu/elementwise.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace bprop::cpu {
 
@@ -46,6 +47,60 @@ Runs merge_dims(const Shape& as, const Shape& bs, const Shape& os) {
   return r;
 }
 
+// A stretch shorter than this is run several rows at a time where the shapes allow (RowBlocks), since each call of
+// fn costs an indirect call and its loop's set-up: adding a (3,) bias to a (10000, 3) matrix would otherwise be
+// 10,000 calls of three elements.
+constexpr int64_t kShortStretch = 64;
+constexpr size_t kTileBytes = 2048;
+
+// Runs of whole rows along the innermost outer dimension, one fn call per run, where along that dimension one
+// operand steps on contiguously (its stride is the stretch's length) and the other either repeats its stretch
+// (stride 0: a (3,) bias over (10000, 3)) or has one element per row ((10000, 1) with (10000, 3)). The other's
+// elements for the run are laid out in a tile: the stretch copied end to end once, or each row's element repeated
+// across the row for every run. (One element for every row is left to merge_dims, which merges the dimensions.)
+struct RowBlocks {
+  bool on = false;
+  bool a_steps = false;       // which operand steps on contiguously (the other one goes through the tile)
+  bool per_row = false;       // the other has one element per row (else it repeats its stretch)
+  int64_t rows = 0;           // rows per call: as many as the tile holds, at most the dimension's size
+};
+
+RowBlocks plan_row_blocks(const Runs& r, size_t in_size) {
+  RowBlocks p;
+  if (r.size.empty() || r.inner >= kShortStretch) return p;
+  const size_t last = r.size.size() - 1;
+  const auto steps_on = [&](int64_t stride, int64_t inner_step) { return inner_step == 1 && stride == r.inner; };
+  const auto tileable = [](int64_t stride, int64_t inner_step) { return inner_step == 1 ? stride == 0 : true; };
+  if (steps_on(r.stride_a[last], r.inner_a) && tileable(r.stride_b[last], r.inner_b)) {
+    p.a_steps = true;
+    p.per_row = r.inner_b == 0;
+  } else if (steps_on(r.stride_b[last], r.inner_b) && tileable(r.stride_a[last], r.inner_a)) {
+    p.a_steps = false;
+    p.per_row = r.inner_a == 0;
+  } else {
+    return p;
+  }
+  p.rows = std::min(static_cast<int64_t>(kTileBytes / in_size) / r.inner, r.size[last]);
+  p.on = p.rows >= 2;
+  return p;
+}
+
+// tile = each of `rows` elements (`stride` apart from src) repeated `inner` times, elements of E.
+template <typename E>
+void expand_rows(const char* src, int64_t stride, int64_t rows, int64_t inner, char* tile) {
+  const E* x = reinterpret_cast<const E*>(src);
+  E* t = reinterpret_cast<E*>(tile);
+  for (int64_t k = 0; k < rows; ++k) std::fill(t + k * inner, t + (k + 1) * inner, x[k * stride]);
+}
+
+void expand_rows(const char* src, int64_t stride, int64_t rows, int64_t inner, char* tile, size_t esize) {
+  switch (esize) {
+    case 1: expand_rows<uint8_t>(src, stride, rows, inner, tile); break;
+    case 4: expand_rows<uint32_t>(src, stride, rows, inner, tile); break;
+    default: expand_rows<uint64_t>(src, stride, rows, inner, tile); break;
+  }
+}
+
 }  // namespace
 
 void broadcast_binary(ElementFn fn, const void* a, const Shape& as, const void* b, const Shape& bs, size_t in_size,
@@ -53,6 +108,7 @@ void broadcast_binary(ElementFn fn, const void* a, const Shape& as, const void* 
   const int64_t n = shape_numel(os);
   if (n == 0) return;
   const Runs r = merge_dims(as, bs, os);
+  const RowBlocks blocks = plan_row_blocks(r, in_size);
   const auto* pa = static_cast<const char*>(a);
   const auto* pb = static_cast<const char*>(b);
   auto* po = static_cast<char*>(out);
@@ -69,14 +125,41 @@ void broadcast_binary(ElementFn fn, const void* a, const Shape& as, const void* 
       off_a += idx[d] * r.stride_a[d];
       off_b += idx[d] * r.stride_b[d];
     }
+    alignas(64) char tile[kTileBytes];
+    int64_t tile_of = -1;  // the offset of the stretch the tile repeats
     int64_t i = s % r.inner;
     while (s < e) {
-      const int64_t len = std::min(r.inner - i, e - s);
-      const ElementOperand in[2] = {{pa + (off_a + i * r.inner_a) * esize, r.inner_a == 0},
-                                    {pb + (off_b + i * r.inner_b) * esize, r.inner_b == 0}};
-      fn(in, po + s * osize, len);
-      s += len;
-      i = 0;
+      const size_t last = rank - 1;
+      if (blocks.on && i == 0 && e - s >= 2 * r.inner && r.size[last] - idx[last] >= 2) {
+        const int64_t rows = std::min({blocks.rows, r.size[last] - idx[last], (e - s) / r.inner});
+        const int64_t tiled_off = blocks.a_steps ? off_b : off_a;
+        const char* tiled_src = (blocks.a_steps ? pb : pa) + tiled_off * esize;
+        if (blocks.per_row) {
+          expand_rows(tiled_src, blocks.a_steps ? r.stride_b[last] : r.stride_a[last], rows, r.inner, tile, in_size);
+        } else if (tile_of != tiled_off) {
+          for (int64_t k = 0; k < blocks.rows; ++k) std::memcpy(tile + k * r.inner * esize, tiled_src, r.inner * esize);
+          tile_of = tiled_off;
+        }
+        const ElementOperand tiled{tile, false};
+        const ElementOperand stepping{blocks.a_steps ? pa + off_a * esize : pb + off_b * esize, false};
+        const ElementOperand in[2] = {blocks.a_steps ? stepping : tiled, blocks.a_steps ? tiled : stepping};
+        fn(in, po + s * osize, rows * r.inner);
+        s += rows * r.inner;
+        idx[last] += rows;
+        off_a += rows * r.stride_a[last];
+        off_b += rows * r.stride_b[last];
+        if (idx[last] < r.size[last]) continue;
+        idx[last] -= 1;  // then step the outer dimensions as after the run's last row
+        off_a -= r.stride_a[last];
+        off_b -= r.stride_b[last];
+      } else {
+        const int64_t len = std::min(r.inner - i, e - s);
+        const ElementOperand in[2] = {{pa + (off_a + i * r.inner_a) * esize, r.inner_a == 0},
+                                      {pb + (off_b + i * r.inner_b) * esize, r.inner_b == 0}};
+        fn(in, po + s * osize, len);
+        s += len;
+        i = 0;
+      }
       for (size_t d = rank; d-- > 0;) {  // the next stretch
         off_a += r.stride_a[d];
         off_b += r.stride_b[d];

@@ -1,7 +1,8 @@
 // Broadcasting of the binary ops (kernels/cpu/elementwise.h, broadcast_binary): every pair of shapes from a
 // random sweep (ranks 0-4, dimensions of 1 anywhere, missing leading dimensions, both operands broadcast, empty
 // outputs), through arithmetic, libm-backed, select-like and comparison ops in every dtype they take, checked to
-// the bit against the element function applied index by index (float32, float64, int32; bool for comparisons). Large cases cross the threads' split.
+// the bit against the element function applied index by index (float32, float64, int32; bool for comparisons). Large
+// cases cross the threads' split, and short rows (a row repeated, or an element per row) run several rows at a time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -149,6 +150,13 @@ TEST(Broadcast, EmptyOutputsAndLargeOnesAcrossThreads) {
         {{3, 1, 40000}, {1, 7, 1}},    // both operands broadcast, long stretches and short ones
         {{70000, 2}, {70000, 1}},      // stretches of two elements
         {{5, 1, 9000}, {5, 8, 1}},
+        {{40000, 3}, {3}},             // a short row repeated: several rows per call, split mid-row by threads
+        {{7, 5000, 6}, {7, 1, 6}},     // ... a different repeated row in each outer block
+        {{9000, 2, 5}, {9000, 1, 5}},  // ... two rows per block
+        {{3, 1, 37}, {3, 20000, 37}},  // ... the first operand repeats
+        {{40000, 3}, {40000, 1}},      // one element per short row, several rows per call
+        {{6, 7000, 5}, {6, 7000, 1}},
+        {{20000, 1}, {20000, 4}},      // ... in the first operand
     };
     for (const auto& [as, bs] : pairs) {
       for (const char* op : {"add", "maximum", "pow", "greater"}) {
