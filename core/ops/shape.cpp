@@ -278,6 +278,7 @@ Shape tile_shape(const InferCtx& c) {
 
 void tile_kernel(KernelCtx& c) {
   const Tensor& x = c.inputs[0];
+  if (c.out.numel() == 0) return;  // (an empty dimension may come with a repeat count near 2^63)
   Shape dims;
   IntList reps;
   tile_dims(x.shape(), c.attrs.get_ints("multiples"), &dims, &reps);
@@ -497,6 +498,9 @@ void register_shape_ops(Registry& r) {
     // tile: view dout as (m0, d0, m1, d1, ...) and sum over the m axes: dx = sum(reshape(dout), m axes)
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
       const Shape& xs = c.input(0).shape();
+      // An empty output (a zero in x's shape or in multiples) sends nothing back, and its (m0, d0, ...) view could
+      // pair the zero with a repeat count near 2^63, past what a tensor's shape may hold.
+      if (c.dout.numel() == 0) return {zeros(xs, c.dout.dtype())};
       Shape dims;
       IntList reps;
       tile_dims(xs, c.attrs.get_ints("multiples"), &dims, &reps);

@@ -6,6 +6,11 @@
 namespace bprop {
 
 int64_t shape_numel(const Shape& s) {
+  // A zero anywhere makes the count 0, however large the other dimensions (a kernel's intermediate shape can pair
+  // an empty dimension with a huge repeat count): it must not read as the saturated count of a huge tensor.
+  for (int64_t d : s) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : s) {
     const auto next = mul_checked(n, d);

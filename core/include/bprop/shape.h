@@ -10,7 +10,8 @@ namespace bprop {
 
 using Shape = std::vector<int64_t>;
 
-/// The element count of a shape already checked (checked_numel); saturates at INT64_MAX instead of overflowing.
+/// The element count of a shape already checked (checked_numel): 0 when a dimension is 0, else the product,
+/// saturating at INT64_MAX instead of overflowing.
 int64_t shape_numel(const Shape& s);
 
 /// The element count of a shape a tensor of `dtype` is about to get, checked against bprop/limits.h: a rank
