@@ -36,7 +36,14 @@ enum aclDataType : int {
   ACL_BF16 = 27,
 };
 
-enum aclFormat : int { ACL_FORMAT_UNDEFINED = -1, ACL_FORMAT_NCHW = 0, ACL_FORMAT_NHWC = 1, ACL_FORMAT_ND = 2 };
+enum aclFormat : int {
+  ACL_FORMAT_UNDEFINED = -1,
+  ACL_FORMAT_NCHW = 0,
+  ACL_FORMAT_NHWC = 1,
+  ACL_FORMAT_ND = 2,
+  ACL_FORMAT_NCDHW = 30,
+  ACL_FORMAT_NCL = 47,
+};
 
 enum aclrtMemcpyKind : int {
   ACL_MEMCPY_HOST_TO_HOST = 0,

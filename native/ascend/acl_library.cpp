@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "bprop/errors.h"
@@ -50,6 +52,21 @@ void resolve(void* handle, const char* library, const char* symbol, F& out, bool
   }
 }
 
+// The split operator libraries (libopapi_math.so, libopapi_nn.so, libopapi_cv.so, libopapi_transformer.so, ...)
+// in `dir`, sorted by name.
+std::vector<std::string> split_operator_libraries(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("libopapi_", 0) == 0 && name.size() > 12 && name.compare(name.size() - 3, 3, ".so") == 0) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 }  // namespace
 
 std::vector<std::string> cann_library_dirs() {
@@ -81,18 +98,7 @@ AclLibrary::AclLibrary() {
     throw ValueError("The Ascend backend cannot load libnnopbase.so (CANN's operator library base): " +
                      usual_cause(errors) + ". Tried:" + errors);
   }
-  std::string op_errors;
-  if (Loaded op = open_library("libopapi.so", op_errors); op.handle) {
-    opapi_.push_back(op.handle);
-  } else {
-    for (const char* split : {"libopapi_math.so", "libopapi_nn.so"}) {
-      if (Loaded part = open_library(split, op_errors); part.handle) opapi_.push_back(part.handle);
-    }
-  }
-  if (opapi_.empty()) {
-    throw ValueError("The Ascend backend cannot load the aclnn operators (libopapi.so, or libopapi_math.so and "
-                     "libopapi_nn.so): " + usual_cause(op_errors) + ". Tried:" + op_errors);
-  }
+  load_operator_libraries(rt.path);
   void* r = rt.handle;
   const char* rl = "libascendcl.so";
   resolve(r, rl, "aclInit", fn_.aclInit);
@@ -123,6 +129,36 @@ AclLibrary::AclLibrary() {
   resolve(b, bl, "aclDestroyBoolArray", fn_.aclDestroyBoolArray);
   resolve(b, bl, "aclCreateTensorList", fn_.aclCreateTensorList);
   resolve(b, bl, "aclDestroyTensorList", fn_.aclDestroyTensorList);
+}
+
+// Every split operator library (libopapi_math.so, libopapi_nn.so, libopapi_cv.so, libopapi_transformer.so: one
+// per operator repository, as CANN ships them from 8.1 on), then libopapi.so, the single library of earlier
+// releases, which CANN is retiring. An operator is taken from the first library that has it: the order torch_npu
+// looks operators up in.
+void AclLibrary::load_operator_libraries(const std::string& runtime_path) {
+  std::string errors;
+  std::vector<std::string> dirs;
+  if (const size_t slash = runtime_path.rfind('/'); slash != std::string::npos) {
+    dirs.push_back(runtime_path.substr(0, slash));
+  }
+  for (const std::string& dir : cann_library_dirs()) dirs.push_back(dir);
+  std::vector<std::string> names;
+  for (const std::string& dir : dirs) {
+    for (const std::string& name : split_operator_libraries(dir)) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  names.push_back("libopapi.so");
+  for (const std::string& name : names) {
+    if (Loaded lib = open_library(name, errors); lib.handle) {
+      opapi_.push_back(lib.handle);
+      operator_libraries_.push_back(lib.path);
+    }
+  }
+  if (opapi_.empty()) {
+    throw ValueError("The Ascend backend cannot load the aclnn operators (libopapi.so or the split libraries "
+                     "libopapi_*.so): " + usual_cause(errors) + ". Tried:" + errors);
+  }
 }
 
 AclnnPair AclLibrary::aclnn(const std::string& name) {

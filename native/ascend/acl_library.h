@@ -1,7 +1,8 @@
 // CANN's libraries, loaded with dlopen at first use: the runtime (libascendcl.so), the operator-argument library
-// (libnnopbase.so) and the aclnn operators (libopapi.so, or libopapi_math.so / libopapi_nn.so where CANN splits
-// it). Looked for by plain name (LD_LIBRARY_PATH, as CANN's set_env.sh sets it), then in $ASCEND_HOME_PATH/lib64,
-// $ASCEND_TOOLKIT_HOME/lib64, /usr/local/Ascend/ascend-toolkit/latest/lib64 and /usr/local/Ascend/cann/lib64.
+// (libnnopbase.so) and the aclnn operators (libopapi.so and every split library libopapi_*.so beside the runtime
+// or in a CANN directory). Looked for by plain name (LD_LIBRARY_PATH, as CANN's set_env.sh sets it), then in
+// $ASCEND_HOME_PATH/lib64, $ASCEND_TOOLKIT_HOME/lib64, /usr/local/Ascend/ascend-toolkit/latest/lib64 and
+// /usr/local/Ascend/cann/lib64.
 #pragma once
 #include <map>
 #include <mutex>
@@ -63,11 +64,15 @@ class AclLibrary {
   std::string toolkit_version() const;
   /// aclGetRecentErrMsg(), or "" when there is none.
   std::string recent_error() const;
+  /// The operator libraries loaded, in the order operators are looked up in them.
+  const std::vector<std::string>& operator_libraries() const { return operator_libraries_; }
 
  private:
+  void load_operator_libraries(const std::string& runtime_path);
   AclFunctions fn_{};
   std::string runtime_path_;
   std::vector<void*> opapi_;  // the operator libraries' handles
+  std::vector<std::string> operator_libraries_;
   std::mutex mutex_;
   std::map<std::string, AclnnPair> pairs_;
 };

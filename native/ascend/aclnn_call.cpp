@@ -18,14 +18,33 @@ namespace {
 const AclFunctions& fn() { return Runtime::get().lib().fn(); }
 }  // namespace
 
-AclTensorArg::AclTensorArg(const Tensor& t)
-    : AclTensorArg(t, std::vector<int64_t>(t.shape().begin(), t.shape().end()), row_major_strides(t.shape())) {}
+acl::aclFormat acl_format(Layout layout, size_t rank) {
+  if (layout == Layout::Channels && rank == 3) return acl::ACL_FORMAT_NCL;
+  if (layout == Layout::Channels && rank == 4) return acl::ACL_FORMAT_NCHW;
+  if (layout == Layout::Channels && rank == 5) return acl::ACL_FORMAT_NCDHW;
+  return acl::ACL_FORMAT_ND;
+}
 
+AclTensorArg::AclTensorArg(const Tensor& t, Layout layout)
+    : AclTensorArg(t, std::vector<int64_t>(t.shape().begin(), t.shape().end()), row_major_strides(t.shape()), 0,
+                   layout) {}
+
+// The aclTensor describes the whole storage (its base address and its size in elements) and the view's offset in
+// elements, as torch_npu passes its tensors: a view's own address (a gradient bucket's slice) need not have the
+// alignment of the allocation, which the operators may assume of tensorData.
 AclTensorArg::AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
-                           int64_t offset) {
-  const int64_t storage = t.numel();
-  p_ = fn().aclCreateTensor(dims.data(), dims.size(), acl_dtype(t.dtype()), strides.data(), offset, acl::ACL_FORMAT_ND,
-                            &storage, 1, const_cast<void*>(t.raw_data()));
+                           int64_t offset, Layout layout) {
+  const size_t element = dtype_size(t.dtype());
+  const size_t byte_offset = t.impl()->offset;
+  if (byte_offset % element != 0) {
+    throw ValueError("Ascend: a " + std::string(dtype_name(t.dtype())) + " tensor of shape " + shape_str(t.shape()) +
+                     " starts " + std::to_string(byte_offset) +
+                     " bytes into its storage, not at a whole element (aclCreateTensor takes offsets in elements)");
+  }
+  const int64_t storage = static_cast<int64_t>(t.impl()->storage->bytes() / element);
+  const int64_t first = static_cast<int64_t>(byte_offset / element) + offset;
+  p_ = fn().aclCreateTensor(dims.data(), dims.size(), acl_dtype(t.dtype()), strides.data(), first,
+                            acl_format(layout, dims.size()), &storage, 1, t.impl()->storage->data());
   if (!p_) {
     throw ValueError("Ascend: aclCreateTensor failed for a tensor of shape " + shape_str(t.shape()) + " " +
                      dtype_name(t.dtype()) + ": " + Runtime::get().lib().recent_error());

@@ -13,15 +13,27 @@ namespace bprop::ascend {
 /// The ACL dtype of a bprop dtype.
 acl::aclDataType acl_dtype(DType dt);
 
+/// How a tensor argument's layout is named to CANN (the aclFormat of aclCreateTensor). CANN's operators check it
+/// per argument: the elementwise, reduction and layout operators take ND at any rank, while the convolution,
+/// pooling and batch-norm operators want a channel layout's name for their feature maps (aclnnAvgPool2d: NCL for
+/// a 3-D one, NCHW for a 4-D one) and refuse ND there with 161002. Each kernel says which its operator documents (the table in docs/ascend.md).
+enum class Layout {
+  ND,        ///< ACL_FORMAT_ND at every rank
+  Channels,  ///< NCL for 3-D, NCHW for 4-D, NCDHW for 5-D, ND for the other ranks (torch_npu's base formats)
+};
+
+/// The aclFormat of a `rank`-D tensor argument laid out as `layout`.
+acl::aclFormat acl_format(Layout layout, size_t rank);
+
 /// Owners of CANN argument objects.
 class AclTensorArg {
  public:
-  /// `t` (contiguous, on the device) as an ND aclTensor over its whole storage extent.
-  explicit AclTensorArg(const Tensor& t);
+  /// `t` (contiguous, on the device) as an aclTensor of its shape.
+  explicit AclTensorArg(const Tensor& t, Layout layout = Layout::ND);
   /// A strided view of `t`'s elements (a transposed operand, a slice): `dims`, `strides` and the first element's
-  /// `offset` in elements (non-negative strides: aclnn takes no negative ones).
+  /// `offset` in elements from `t`'s first (non-negative strides: aclnn takes no negative ones).
   AclTensorArg(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
-               int64_t offset = 0);
+               int64_t offset = 0, Layout layout = Layout::ND);
   ~AclTensorArg();
   AclTensorArg(const AclTensorArg&) = delete;
   AclTensorArg& operator=(const AclTensorArg&) = delete;

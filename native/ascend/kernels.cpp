@@ -32,6 +32,17 @@ void require_float(const KernelCtx& c, bool has_double = true) {
   }
 }
 
+// What the first Ascend 910 (the Atlas training series) lacks, declined there: its cube unit has no float32, so
+// CANN refuses cubeMathType KEEP_DTYPE with float32 for Matmul, Convolution(Backward) and AvgPool2d(Backward)
+// (they compute float32 in float16 there, which bprop's float32 results must not be), and it has no
+// MaxPool2dWithIndices at all. Those run on the CPU.
+void decline_on_atlas_training(const KernelCtx& c, const char* what) {
+  if (c.out_dtype == DType::Float32 && Runtime::get().soc() == SocFamily::Ascend910) {
+    decline(std::string(what) + " in float32 is not supported on " + Runtime::get().soc_name() +
+            " (Atlas training series)");
+  }
+}
+
 // Float or int32, one dtype throughout (add, sub, mul, sum: integers wrap on both sides).
 void require_numeric(const KernelCtx& c) {
   for (const Tensor& t : c.inputs) {
@@ -87,6 +98,7 @@ AclTensorArg transposed_view(const Tensor& t) {
 // (ALLOW_FP32_DOWN_PRECISION would be faster, at HF32's 10-bit mantissa). The NPU's Matmul has no float64.
 void matmul(KernelCtx& c, bool ta, bool tb) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnMatmul with cubeMathType KEEP_DTYPE");
   const Tensor& a = c.inputs[0];
   const Tensor& b = c.inputs[1];
   const AclTensorArg av = ta ? transposed_view(a) : AclTensorArg(a);
@@ -115,6 +127,9 @@ void cast(KernelCtx& c) {
 
 // ---- convolution, pooling, batch norm (NCHW) ----
 
+// These operators check the format of their feature maps: NCHW for a 4-D tensor (ND is refused with 161002).
+constexpr Layout kNchw = Layout::Channels;
+
 std::vector<int64_t> pair_attr(const KernelCtx& c, const char* name) { return c.attrs.get_ints(name); }
 
 struct ConvArgs {
@@ -128,8 +143,9 @@ struct ConvArgs {
 // conv2d(x, w, bias?): aclnnConvolution, not transposed, KEEP_DTYPE (the NPU's Convolution has no float64).
 void conv2d(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnConvolution with cubeMathType KEEP_DTYPE");
   ConvArgs a(c);
-  AclTensorArg x(c.inputs[0]), w(c.inputs[1]), out(c.out);
+  AclTensorArg x(c.inputs[0], kNchw), w(c.inputs[1], kNchw), out(c.out, kNchw);
   std::optional<AclTensorArg> bias;
   if (c.inputs.size() > 2 && c.inputs[2].defined()) bias.emplace(c.inputs[2]);
   launch_aclnn(c.device, "Convolution", static_cast<const aclTensor*>(x.get()), static_cast<const aclTensor*>(w.get()),
@@ -145,13 +161,14 @@ void conv2d(KernelCtx& c) {
 // is an uninitialised device tensor of that shape.
 void conv2d_backward(KernelCtx& c, bool input_grad) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnConvolutionBackward with cubeMathType KEEP_DTYPE");
   ConvArgs a(c);
   const Tensor& dout = input_grad ? c.inputs[0] : c.inputs[1];
   const std::vector<int64_t> other_shape = c.attrs.get_ints(input_grad ? "x_shape" : "w_shape");
   const Tensor other = Tensor::empty(Shape(other_shape.begin(), other_shape.end()), c.out_dtype, c.device);
   const Tensor& x = input_grad ? other : c.inputs[0];
   const Tensor& w = input_grad ? c.inputs[1] : other;
-  AclTensorArg dy(dout), xa(x), wa(w), out(c.out);
+  AclTensorArg dy(dout, kNchw), xa(x, kNchw), wa(w, kNchw), out(c.out, kNchw);
   const bool mask[3] = {input_grad, !input_grad, false};
   AclBoolArrayArg output_mask(mask, 3);
   AclIntArrayArg bias_sizes({w.shape()[0]});
@@ -176,7 +193,7 @@ struct PoolArgs {
 // The window maxima and their flat positions in each (H, W) plane: aclnnMaxPool2dWithIndices.
 void max_pool_with_indices(const KernelCtx& c, const Tensor& x, const Tensor& out, const Tensor& indices) {
   PoolArgs a(c);
-  AclTensorArg xa(x), o(out), idx(indices);
+  AclTensorArg xa(x, kNchw), o(out, kNchw), idx(indices, kNchw);
   launch_aclnn(c.device, "MaxPool2dWithIndices", static_cast<const aclTensor*>(xa.get()),
                static_cast<const acl::aclIntArray*>(a.kernel.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
                static_cast<const acl::aclIntArray*>(a.padding.get()), static_cast<const acl::aclIntArray*>(a.dilation.get()),
@@ -185,6 +202,7 @@ void max_pool_with_indices(const KernelCtx& c, const Tensor& x, const Tensor& ou
 
 void max_pool2d(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnMaxPool2dWithIndices");
   const Tensor indices = Tensor::empty(c.out_shape, DType::Int32, c.device);
   max_pool_with_indices(c, c.inputs[0], c.out, indices);
 }
@@ -192,13 +210,14 @@ void max_pool2d(KernelCtx& c) {
 // max_pool2d_grad(dout, x): the positions again (the forward's are not kept), then the scatter of dout.
 void max_pool2d_grad(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnMaxPool2dWithIndices");
   const Tensor& dout = c.inputs[0];
   const Tensor& x = c.inputs[1];
   const Tensor pooled = Tensor::empty(dout.shape(), c.out_dtype, c.device);
   const Tensor indices = Tensor::empty(dout.shape(), DType::Int32, c.device);
   max_pool_with_indices(c, x, pooled, indices);
   PoolArgs a(c);
-  AclTensorArg dy(dout), xa(x), idx(indices), out(c.out);
+  AclTensorArg dy(dout, kNchw), xa(x, kNchw), idx(indices, kNchw), out(c.out, kNchw);
   launch_aclnn(c.device, "MaxPool2dWithIndicesBackward", static_cast<const aclTensor*>(dy.get()),
                static_cast<const aclTensor*>(xa.get()), static_cast<const aclTensor*>(idx.get()),
                static_cast<const acl::aclIntArray*>(a.kernel.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
@@ -214,7 +233,7 @@ void batch_norm(KernelCtx& c) {
   const int64_t channels = x.shape()[1];
   const Tensor save_mean = Tensor::empty({channels}, DType::Float32, c.device);
   const Tensor save_invstd = Tensor::empty({channels}, DType::Float32, c.device);
-  AclTensorArg xa(x), out(c.out), sm(save_mean), si(save_invstd);
+  AclTensorArg xa(x, kNchw), out(c.out, kNchw), sm(save_mean), si(save_invstd);
   std::optional<AclTensorArg> w, b;
   if (c.inputs.size() > 1 && c.inputs[1].defined()) w.emplace(c.inputs[1]);
   if (c.inputs.size() > 2 && c.inputs[2].defined()) b.emplace(c.inputs[2]);
@@ -271,9 +290,10 @@ void where(KernelCtx& c) {
                static_cast<const aclTensor*>(y.get()), out.get());
 }
 
-// broadcast_to: aclnnExpand to the output's shape.
+// broadcast_to: aclnnExpand to the output's shape (no DOUBLE in aclnnExpand's list: float64 runs on the CPU).
 void broadcast_to(KernelCtx& c) {
   if (c.inputs[0].numel() == 0 || c.out.numel() == 0) decline("an empty tensor");
+  if (c.out_dtype == DType::Float64) decline("float64 is not supported by aclnnExpand");
   AclTensorArg x(c.inputs[0]), out(c.out);
   AclIntArrayArg size(std::vector<int64_t>(c.out_shape.begin(), c.out_shape.end()));
   launch_aclnn(c.device, "Expand", static_cast<const aclTensor*>(x.get()),
@@ -348,8 +368,9 @@ void square(KernelCtx& c) {
 // avg_pool2d: windows averaged over kH kW with padding counted (countIncludePad, no divisor override).
 void avg_pool2d(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnAvgPool2d with cubeMathType KEEP_DTYPE");
   PoolArgs a(c);
-  AclTensorArg x(c.inputs[0]), out(c.out);
+  AclTensorArg x(c.inputs[0], kNchw), out(c.out, kNchw);
   launch_aclnn(c.device, "AvgPool2d", static_cast<const aclTensor*>(x.get()),
                static_cast<const acl::aclIntArray*>(a.kernel.get()), static_cast<const acl::aclIntArray*>(a.stride.get()),
                static_cast<const acl::aclIntArray*>(a.padding.get()), false, true, int64_t{0},
@@ -359,10 +380,11 @@ void avg_pool2d(KernelCtx& c) {
 // avg_pool2d_grad(dout): the backward takes the input tensor for its shape only (uninitialised here).
 void avg_pool2d_grad(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
+  decline_on_atlas_training(c, "aclnnAvgPool2dBackward with cubeMathType KEEP_DTYPE");
   PoolArgs a(c);
   const std::vector<int64_t> xs = c.attrs.get_ints("x_shape");
   const Tensor x = Tensor::empty(Shape(xs.begin(), xs.end()), c.out_dtype, c.device);
-  AclTensorArg dy(c.inputs[0]), xa(x), out(c.out);
+  AclTensorArg dy(c.inputs[0], kNchw), xa(x, kNchw), out(c.out, kNchw);
   launch_aclnn(c.device, "AvgPool2dBackward", static_cast<const aclTensor*>(dy.get()),
                static_cast<const aclTensor*>(xa.get()), static_cast<const acl::aclIntArray*>(a.kernel.get()),
                static_cast<const acl::aclIntArray*>(a.stride.get()), static_cast<const acl::aclIntArray*>(a.padding.get()),
@@ -478,6 +500,7 @@ void prod(KernelCtx& c) {
 // flip: aclnnFlip(self, dims, out) over the op's axes.
 void flip(KernelCtx& c) {
   if (c.inputs[0].numel() == 0) decline("an empty tensor");
+  if (Runtime::get().soc() == SocFamily::Ascend910) decline("aclnnFlip is not supported on the Atlas training series");
   const std::vector<int64_t> axes = opdef::reduce_axes(c.op.name, c.attrs.get("axis"), c.inputs[0].dim());
   if (axes.empty()) decline("no axis to flip");
   AclTensorArg x(c.inputs[0]), out(c.out);
@@ -531,7 +554,7 @@ std::vector<DeviceKernel> aclnn_kernels() {
       {"reciprocal", "Reciprocal", [](KernelCtx& c) { unary<kReciprocal>(c, true); }},
       {"erf", "Erf", [](KernelCtx& c) { unary<kErf>(c, true); }},
       {"log1p", "Log1p", [](KernelCtx& c) { unary<kLog1p>(c, true); }},
-      {"expm1", "Expm1", [](KernelCtx& c) { unary<kExpm1>(c, true); }},
+      {"expm1", "Expm1", [](KernelCtx& c) { unary<kExpm1>(c, false); }},  // (no DOUBLE in aclnnExpm1)
       {"floor", "Floor", [](KernelCtx& c) { unary<kFloor>(c, true); }},
       {"ceil", "Ceil", [](KernelCtx& c) { unary<kCeil>(c, true); }},
       {"round", "Round", [](KernelCtx& c) { unary<kRound>(c, true); }},

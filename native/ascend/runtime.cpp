@@ -1,6 +1,7 @@
 #include "ascend/runtime.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
@@ -206,6 +207,7 @@ Runtime::Runtime() : lib_(std::make_unique<AclLibrary>()) {
   check_call(*lib_, lib_->fn().aclrtGetDeviceCount(&count), "aclrtGetDeviceCount");
   device_count_ = static_cast<int>(count);
   devices_.resize(count);
+  soc_ = soc_family(soc_name());  // (valid after aclInit)
 }
 
 Runtime& Runtime::get() {
@@ -260,6 +262,18 @@ std::string Runtime::version() const {
 std::string Runtime::soc_name() const {
   const char* s = lib_->fn().aclrtGetSocName ? lib_->fn().aclrtGetSocName() : nullptr;
   return s ? s : "unknown";
+}
+
+// The names torch_npu knows: Ascend910A, Ascend910ProA, Ascend910PremiumA, Ascend910B (sic: a 30-core first
+// Ascend 910, not the A2 line) and Ascend910ProB; Ascend910B1, B2, B2C, B3, B4, B4-1; Ascend910_9391, 9392, ...
+SocFamily soc_family(const std::string& name) {
+  const std::string a2 = "Ascend910B";
+  if (name.rfind("Ascend910_93", 0) == 0) return SocFamily::Ascend910_93;
+  if (name.rfind(a2, 0) == 0 && name.size() > a2.size() && std::isdigit(static_cast<unsigned char>(name[a2.size()]))) {
+    return SocFamily::Ascend910B;
+  }
+  if (name.rfind("Ascend910", 0) == 0) return SocFamily::Ascend910;
+  return SocFamily::Other;
 }
 
 bool runtime_finalized() { return g_finalized.load(); }

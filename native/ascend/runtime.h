@@ -50,6 +50,13 @@ class DeviceState {
   int set_device_calls_ = 0;  // aclrtSetDevice counts references: each is matched by an aclrtResetDevice
 };
 
+/// The NPU product line, from aclrtGetSocName(). CANN documents operator support per line ("Atlas training series
+/// products" are the first Ascend 910: Ascend910A, Ascend910ProA, Ascend910PremiumA, Ascend910B, Ascend910ProB;
+/// "Atlas A2 training series" Ascend910B1..B4; "Atlas A3" Ascend910_93xx), and the lines differ in what their cube
+/// unit computes.
+enum class SocFamily { Ascend910, Ascend910B, Ascend910_93, Other };
+SocFamily soc_family(const std::string& soc_name);
+
 class Runtime {
  public:
   /// The runtime, loaded and initialised on first use (aclInit); ValueError saying why when that fails. A failed
@@ -66,6 +73,7 @@ class Runtime {
   void check(acl::aclError code, const std::string& call) const;
   std::string version() const;
   std::string soc_name() const;
+  SocFamily soc() const { return soc_; }
 
  private:
   Runtime();
@@ -73,6 +81,7 @@ class Runtime {
 
   std::unique_ptr<AclLibrary> lib_;
   int device_count_ = 0;
+  SocFamily soc_ = SocFamily::Other;
   std::mutex mutex_;
   std::vector<std::unique_ptr<DeviceState>> devices_;
 };

@@ -35,7 +35,8 @@ void* open_lib(const char* file) {
 }
 
 void* sym(const char* name) {
-  static void* const libs[] = {open_lib("libascendcl.so"), open_lib("libnnopbase.so"), open_lib("libopapi.so")};
+  static void* const libs[] = {open_lib("libascendcl.so"), open_lib("libnnopbase.so"), open_lib("libopapi.so"),
+                               open_lib("libopapi_nn.so")};
   for (void* h : libs) {
     if (void* p = dlsym(h, name)) return p;
   }
@@ -194,10 +195,16 @@ class Fake : public ::testing::Test {
   }
   aclTensor* ef(const Shape& shape) { return empty(shape, ACL_FLOAT, 4); }
 
-  aclTensor* wrap(const Shape& shape, aclDataType dt, void* d, size_t elem) {
+  // Tensors are named as torch_npu names them: NCL when 3-D, NCHW when 4-D, NCDHW when 5-D, ND otherwise (`format`
+  // overrides).
+  aclTensor* wrap(const Shape& shape, aclDataType dt, void* d, size_t elem, int format = -1) {
     const Shape st = contiguous(shape);
-    aclTensor* t =
-        FN(aclCreateTensor)(shape.data(), shape.size(), dt, st.data(), 0, ACL_FORMAT_ND, shape.data(), shape.size(), d);
+    const aclFormat f = format >= 0            ? static_cast<aclFormat>(format)
+                        : shape.size() == 3 ? ACL_FORMAT_NCL
+                        : shape.size() == 4 ? ACL_FORMAT_NCHW
+                        : shape.size() == 5 ? ACL_FORMAT_NCDHW
+                                            : ACL_FORMAT_ND;
+    aclTensor* t = FN(aclCreateTensor)(shape.data(), shape.size(), dt, st.data(), 0, f, shape.data(), shape.size(), d);
     EXPECT_NE(t, nullptr) << recent();
     tensors.push_back(t);
     info[t] = Info{d, numel(shape), elem};
@@ -797,6 +804,19 @@ TEST_F(Fake, TensorDataMustBeInsideOneDeviceBlock) {
   tensors.push_back(past);
   EXPECT_EQ(GET_WS(Neg, past, o, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
   EXPECT_NE(recent().find("past its storage of 4 elements"), std::string::npos);
+  // tensorData not 32-byte aligned (a view's own address), and the same view as the storage's address + an offset
+  aclTensor* unaligned = FN(aclCreateTensor)(shape.data(), 1, ACL_FLOAT, st.data(), 0, ACL_FORMAT_ND, shape.data(), 1,
+                                             static_cast<char*>(d) + 4);
+  tensors.push_back(unaligned);
+  EXPECT_EQ(GET_WS(Neg, unaligned, o, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  const std::string why = recent();
+  EXPECT_NE(why.find("aclnnNeg: self: its tensorData 0x"), std::string::npos) << why;
+  EXPECT_NE(why.find("is not 32-byte aligned"), std::string::npos) << why;
+  const Shape whole{16};
+  aclTensor* offset = FN(aclCreateTensor)(shape.data(), 1, ACL_FLOAT, st.data(), 1, ACL_FORMAT_ND, whole.data(), 1, d);
+  tensors.push_back(offset);
+  EXPECT_EQ(GET_WS(Neg, offset, o, &ws, &ex), ACLNN_SUCCESS) << recent();
+  ASSERT_EQ(FN(aclnnNeg)(nullptr, 0, ex, stream), ACLNN_SUCCESS) << recent();
   // nullptr arguments and outputs of the wrong shape or dtype
   EXPECT_EQ(GET_WS(Neg, nullptr, o, &ws, &ex), ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_NE(recent().find("aclnnNeg: self is nullptr"), std::string::npos);
@@ -1374,9 +1394,19 @@ TEST_F(Fake, Conv2dForwardAndBackward) {
             ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(RUN(Convolution, in, wt, bias, ia({1}), pad, dil, false, opad, c.groups, y, int8_t{0}),
             ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(RUN(Convolution, in, wt, bias, stride, pad, dil, false, opad, c.groups, ef({2, 6, 4, 5}), int8_t{0}),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("aclnnConvolution: output shape [2, 6, 4, 5] should be [2, 6, 4, 6]"), std::string::npos);
+  // CANN checks the formats of the feature maps: a 4-D tensor must be NCHW (ND is refused), a 1-D one is none.
   EXPECT_EQ(RUN(Convolution, in, wt, bias, stride, pad, dil, false, opad, c.groups, ef({1}), int8_t{0}),
             ACLNN_ERR_PARAM_INVALID);
-  EXPECT_NE(recent().find("aclnnConvolution: output shape [1] should be [2, 6, 4, 6]"), std::string::npos);
+  EXPECT_EQ(recent(), "aclnnConvolution: output format ND is not supported for a 1-D tensor (expected a 3-D (NCL), "
+                      "4-D (NCHW) or 5-D (NCDHW) tensor)");
+  aclTensor* nd = wrap({2, 6, 4, 6}, ACL_FLOAT, dmalloc(2 * 6 * 4 * 6 * 4), 4, ACL_FORMAT_ND);
+  EXPECT_EQ(RUN(Convolution, in, wt, bias, stride, pad, dil, false, opad, c.groups, nd, int8_t{0}),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnConvolution: output format ND is not supported for a 4-D tensor (expected NCHW for a 4-D "
+                      "tensor)");
 }
 
 // PyTorch's max_pool2d (with indices into H*W) on [planes, h, w].
@@ -1432,6 +1462,14 @@ TEST_F(Fake, MaxPoolWithIndicesAndBackward) {
     const std::vector<float> g = randf(want.size(), 52);
     aclTensor* go = tf({n, c, ho, ho}, g);
     aclTensor* gi = ef({n, c, h, w});
+    if (!ceil) {  // the backward takes INT32 or INT8 indices only (ops-nn aclnn_max_pool2d_with_indices_backward.cpp)
+      EXPECT_EQ(RUN(MaxPool2dWithIndicesBackward, go, in, idx, ia({3, 3}), ia({2, 2}), ia({1, 1}), ia({1, 1}), ceil, gi),
+                ACLNN_ERR_PARAM_INVALID);
+      EXPECT_EQ(recent(), "aclnnMaxPool2dWithIndicesBackward: indices dtype INT64 is not supported on Ascend910B1, "
+                          "Atlas A2 training series (supported: INT8, INT32)");
+      std::vector<int32_t> narrow(got_idx.begin(), got_idx.end());
+      idx = tensor<int32_t>({n, c, ho, ho}, narrow, ACL_INT32);
+    }
     ASSERT_EQ(RUN(MaxPool2dWithIndicesBackward, go, in, idx, ia({3, 3}), ia({2, 2}), ia({1, 1}), ia({1, 1}), ceil, gi),
               ACLNN_SUCCESS)
         << recent();
@@ -1620,7 +1658,8 @@ TEST_F(Fake, MoreElementwiseFunctions) {
   ASSERT_EQ(RUN(Erf, d, od), ACLNN_SUCCESS) << recent();
   EXPECT_DOUBLE_EQ(get<double>(od)[1], std::erf(1.5));
   EXPECT_EQ(RUN(Sin, n, on), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(recent(), "aclnnSin: self dtype INT32 is not supported (supported: FLOAT, FLOAT16, DOUBLE, BFLOAT16)");
+  EXPECT_EQ(recent(), "aclnnSin: out dtype INT32 is not supported on Ascend910B1, Atlas A2 training series (supported: FLOAT, FLOAT16, "
+            "BFLOAT16, DOUBLE)");
 }
 
 TEST_F(Fake, TanLeakyReluEluAndClamp) {
@@ -1638,8 +1677,8 @@ TEST_F(Fake, TanLeakyReluEluAndClamp) {
   // leaky relu: slope 0.1 below 0 (0 stays 0), NaN stays NaN
   ASSERT_EQ(RUN(LeakyRelu, a, sf(0.1f), o), ACLNN_SUCCESS) << recent();
   expect_same(gf(o), {-0.2f, -0.05f, 0, 0.5f, 1, NAN}, "leaky relu");
-  EXPECT_EQ(RUN(LeakyRelu, d, sf(0.1f), od), ACLNN_ERR_PARAM_INVALID);  // no DOUBLE on the NPU
-  EXPECT_NE(recent().find("aclnnLeakyRelu: self dtype DOUBLE is not supported"), std::string::npos) << recent();
+  ASSERT_EQ(RUN(LeakyRelu, d, sf(0.1f), od), ACLNN_SUCCESS) << recent();  // DOUBLE too (ops-nn aclnn_leaky_relu.cpp)
+  EXPECT_EQ(get<double>(od), (std::vector<double>{0.25, -static_cast<double>(0.1f)}));
   EXPECT_EQ(RUN(LeakyRelu, a, static_cast<aclScalar*>(nullptr), o), ACLNN_ERR_PARAM_NULLPTR);
   // elu: scale x above 0, alpha scale (e^(inputScale x) - 1) elsewhere
   ASSERT_EQ(RUN(Elu, a, sf(1.5f), sf(1), sf(1), o), ACLNN_SUCCESS) << recent();
@@ -1925,7 +1964,8 @@ TEST_F(Fake, SWhereBroadcastsAllThree) {
   ASSERT_EQ(RUN(SWhere, cm, i, b, o), ACLNN_SUCCESS) << recent();  // INT32 and FLOAT promote to FLOAT
   EXPECT_EQ(gf(o)[1], 2.0f);
   EXPECT_EQ(RUN(SWhere, a, a, b, o), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(recent(), "aclnnSWhere: condition dtype FLOAT is not supported (supported: BOOL, UINT8)");
+  EXPECT_EQ(recent(), "aclnnSWhere: condition dtype FLOAT is not supported on Ascend910B1, Atlas A2 training series (supported: UINT8, "
+            "BOOL)");
   EXPECT_EQ(RUN(SWhere, tensor<uint8_t>({2}, {1, 0}, ACL_BOOL), a, b, o), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(recent(), "aclnnSWhere: condition shape [2], self shape [3] and other shape [2, 3] do not broadcast");
 }
@@ -2064,6 +2104,10 @@ TEST_F(Fake, TensorListLifetime) {
   EXPECT_DEATH(FN(aclDestroyTensor)(a), "fake-ascend: aclDestroyTensor: 0x[0-9a-f]+ is not a live aclTensor");
   EXPECT_DEATH(FN(aclDestroyTensorList)(l),
                "fake-ascend: aclDestroyTensorList: 0x[0-9a-f]+ is not a live aclTensorList");
+  // a destroyed tensor (checked before any new aclTensor could take its address)
+  const aclTensor* dead[] = {a};
+  EXPECT_EQ(FN(aclCreateTensorList)(dead, 1), nullptr);
+  EXPECT_NE(recent().find("aclCreateTensorList: value[0] (0x"), std::string::npos);
   // a tensor in two lists, or twice in one, would be destroyed twice
   aclTensor* c = tf({1}, {1});
   tl({c});
@@ -2085,9 +2129,6 @@ TEST_F(Fake, TensorListLifetime) {
   // errors: nullptr with a size, a destroyed tensor
   EXPECT_EQ(FN(aclCreateTensorList)(nullptr, 2), nullptr);
   EXPECT_NE(recent().find("aclCreateTensorList: value is nullptr but size is 2"), std::string::npos);
-  const aclTensor* dead[] = {a};
-  EXPECT_EQ(FN(aclCreateTensorList)(dead, 1), nullptr);
-  EXPECT_NE(recent().find("aclCreateTensorList: value[0] (0x"), std::string::npos);
   EXPECT_EQ(RUN(Cat, l, int64_t{1}, o), ACLNN_ERR_PARAM_INVALID);  // a destroyed list
   EXPECT_NE(recent().find("aclnnCat: tensors (0x"), std::string::npos);
 }
@@ -2163,7 +2204,8 @@ TEST_F(Fake, AmaxAminArgMax) {
   EXPECT_EQ(RUN(ArgMax, t, int64_t{2}, false, idx), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(recent(), "aclnnArgMax: dim 2 is out of range for a 2-d tensor");
   EXPECT_EQ(RUN(ArgMax, t, int64_t{1}, false, ef({3})), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(recent(), "aclnnArgMax: out dtype FLOAT is not supported (supported: INT32, INT64)");
+  EXPECT_EQ(recent(), "aclnnArgMax: out dtype FLOAT is not supported on Ascend910B1, Atlas A2 training series (supported: INT32, "
+            "INT64)");
   EXPECT_EQ(RUN(ArgMax, tf({2, 0}, {}), int64_t{1}, false, idx), ACLNN_ERR_PARAM_INVALID);
 }
 
@@ -2243,7 +2285,11 @@ TEST_F(Fake, AvgPool2dForwardAndBackward) {
             std::string::npos);
   EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{0}, int8_t{3}, ef({n, c, 3, 3})),
             ACLNN_ERR_PARAM_INVALID);
-  EXPECT_NE(recent().find("aclnnAvgPool2d: cubeMathType 3 is not 0"), std::string::npos);
+  EXPECT_NE(recent().find("aclnnAvgPool2d: cubeMathType 3 is not between 0 and 2"), std::string::npos) << recent();
+  EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{0}, int8_t{1}, ef({n, c, 3, 3})),
+            ACLNN_ERR_PARAM_INVALID);  // ALLOW_FP32_DOWN_PRECISION (HF32) with FLOAT on the A2 series
+  EXPECT_EQ(recent(), "aclnnAvgPool2d: cubeMathType 1 (ALLOW_FP32_DOWN_PRECISION) with FLOAT input is not supported "
+                      "on Ascend910B1, Atlas A2 training series (average pooling cannot support HF32)");
   EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{-1}, int8_t{0}, ef({n, c, 3, 3})),
             ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(RUN(AvgPool2d, in, k, st, pad, false, true, int64_t{0}, int8_t{0}, ef({n, c, 3, 4})),
@@ -2257,7 +2303,10 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
   auto d = [&](const Shape& s) { return tensor<double>(s, std::vector<double>(numel(s), 1.0), ACL_DOUBLE); };
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  auto expect = [&](int rc, const std::string& message) {
+  // (the messages name the SoC the fake plays: " on Ascend910B1, Atlas A2 training series" after "not supported")
+  auto expect = [&](int rc, std::string message) {
+    const std::string cut = " is not supported";
+    message.insert(message.find(cut) + cut.size(), " on Ascend910B1, Atlas A2 training series");
     EXPECT_EQ(rc, ACLNN_ERR_PARAM_INVALID);
     EXPECT_EQ(recent(), message);
     EXPECT_EQ(ex, nullptr);
@@ -2268,7 +2317,8 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
          "aclnnRelu: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16, INT8, INT32, INT64, "
          "UINT8)");
   expect(GET_WS(Tanh, d({2}), d({2}), &ws, &ex),
-         "aclnnTanh: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+         "aclnnTanh: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64, "
+         "UINT8, BOOL)");
   aclIntArray* one = ia({1, 1});
   aclIntArray* zero = ia({0, 0});
   expect(GET_WS(Convolution, d({1, 1, 3, 3}), d({1, 1, 1, 1}), nullptr, one, zero, one, false, zero, 1, d({1, 1, 3, 3}),
@@ -2276,14 +2326,13 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
          "aclnnConvolution: input dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(ConvolutionBackward, d({1, 1, 3, 3}), d({1, 1, 3, 3}), d({1, 1, 1, 1}), nullptr, one, zero, one, false,
                 zero, 1, ba({1, 1, 0}), 0, d({1, 1, 3, 3}), d({1, 1, 1, 1}), nullptr, &ws, &ex),
-         "aclnnConvolutionBackward: input dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+         "aclnnConvolutionBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(MaxPool2dWithIndices, d({1, 1, 4, 4}), ia({2, 2}), ia({2, 2}), zero, one, false, d({1, 1, 2, 2}),
                 empty({1, 1, 2, 2}, ACL_INT64, 8), &ws, &ex),
          "aclnnMaxPool2dWithIndices: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(MaxPool2dWithIndicesBackward, d({1, 1, 2, 2}), d({1, 1, 4, 4}), empty({1, 1, 2, 2}, ACL_INT64, 8),
                 ia({2, 2}), ia({2, 2}), zero, one, false, d({1, 1, 4, 4}), &ws, &ex),
-         "aclnnMaxPool2dWithIndicesBackward: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, "
-         "BFLOAT16)");
+         "aclnnMaxPool2dWithIndicesBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT)");
   expect(GET_WS(BatchNorm, d({2, 2}), nullptr, nullptr, nullptr, nullptr, true, 0.1, 1e-5, d({2, 2}), d({2}), d({2}),
                 &ws, &ex),
          "aclnnBatchNorm: input dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
@@ -2291,8 +2340,8 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
                 ba({1, 0, 0}), d({2, 2}), nullptr, nullptr, &ws, &ex),
          "aclnnBatchNormBackward: gradOut dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(ThresholdBackward, d({2}), d({2}), sf(0), d({2}), &ws, &ex),
-         "aclnnThresholdBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, BFLOAT16, FLOAT16, "
-         "INT32, INT8, UINT8)");
+         "aclnnThresholdBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16, "
+         "INT8, INT32, UINT8)");
   expect(GET_WS(Gelu, d({2}), d({2}), &ws, &ex),
          "aclnnGelu: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(GeluV2, d({2}), 0, d({2}), &ws, &ex),
@@ -2322,6 +2371,90 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
   ASSERT_EQ(RUN(TanhBackward, d({2, 3}), tensor<double>({2, 3}, Vec(6, 0.5), ACL_DOUBLE), o), ACLNN_SUCCESS)
       << recent();
   EXPECT_EQ(get<double>(o)[0], 0.75);
+}
+
+// ================================ SoC profiles ================================
+
+// The fake playing the first Ascend 910 (FAKE_ASCEND_SOC, read at aclInit): CANN's operators check dtypes and
+// cubeMathType per product line.
+class AtlasTraining : public Fake {
+ protected:
+  void SetUp() override {
+    setenv("FAKE_ASCEND_SOC", "Ascend910A", 1);
+    Fake::SetUp();
+  }
+  void TearDown() override {
+    Fake::TearDown();
+    unsetenv("FAKE_ASCEND_SOC");
+  }
+};
+
+TEST(Runtime, TheSocIsChosenAtAclInit) {
+  setenv("FAKE_ASCEND_SOC", "Ascend910ProA", 1);
+  ASSERT_EQ(FN(aclInit)(nullptr), ACL_SUCCESS) << recent();
+  EXPECT_STREQ(FN(aclrtGetSocName)(), "Ascend910ProA");
+  EXPECT_EQ(FN(aclFinalize)(), ACL_SUCCESS);
+  setenv("FAKE_ASCEND_SOC", "Ascend310P3", 1);  // not a SoC the fake plays
+  EXPECT_EQ(FN(aclInit)(nullptr), ACL_ERROR_INVALID_PARAM);
+  EXPECT_NE(recent().find("FAKE_ASCEND_SOC=Ascend310P3 is not a SoC the fake plays"), std::string::npos) << recent();
+  unsetenv("FAKE_ASCEND_SOC");
+  ASSERT_EQ(FN(aclInit)(nullptr), ACL_SUCCESS) << recent();
+  EXPECT_STREQ(FN(aclrtGetSocName)(), "Ascend910B1");  // the default
+  EXPECT_EQ(FN(aclFinalize)(), ACL_SUCCESS);
+}
+
+TEST_F(AtlasTraining, Float32CubeOperatorsNeedADownPrecisionCubeMathType) {
+  aclTensor* a = tf({2, 2}, {1, 2, 3, 4});
+  aclTensor* o = ef({2, 2});
+  EXPECT_EQ(RUN(Matmul, a, a, o, int8_t{0}), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnMatmul: cubeMathType 0 with FLOAT input is not supported on Ascend910A, Atlas training "
+                      "series, whose cube unit has no float32: pass 1 (ALLOW_FP32_DOWN_PRECISION) or 2 (USE_FP16) to "
+                      "compute in float16");
+  EXPECT_EQ(RUN(Matmul, a, a, o, int8_t{3}), ACLNN_ERR_PARAM_INVALID);
+  ASSERT_EQ(RUN(Matmul, a, a, o, int8_t{2}), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{7, 10, 15, 22}));
+  aclTensor* x = tf({1, 1, 2, 2}, {1, 2, 3, 4});
+  aclTensor* w = tf({1, 1, 1, 1}, {2});
+  aclIntArray* one = ia({1, 1});
+  aclIntArray* zero = ia({0, 0});
+  EXPECT_EQ(RUN(Convolution, x, w, nullptr, one, zero, one, false, zero, int64_t{1}, ef({1, 1, 2, 2}), int8_t{0}),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("aclnnConvolution: cubeMathType 0 with FLOAT input is not supported on Ascend910A"),
+            std::string::npos);
+  EXPECT_EQ(RUN(AvgPool2d, x, ia({2, 2}), ia({}), zero, false, true, int64_t{0}, int8_t{0}, ef({1, 1, 1, 1})),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("aclnnAvgPool2d: cubeMathType 0 with FLOAT input is not supported on Ascend910A"),
+            std::string::npos);
+}
+
+TEST_F(AtlasTraining, OperatorsAndDtypesTheLineLacksAreRefused) {
+  aclTensor* x = tf({1, 1, 2, 2}, {1, 2, 3, 4});
+  aclIntArray* two = ia({2, 2});
+  aclIntArray* one = ia({1, 1});
+  aclIntArray* zero = ia({0, 0});
+  // no MaxPool2dWithIndices at all (ops-nn: an empty dtype list for the Atlas training series)
+  EXPECT_EQ(RUN(MaxPool2dWithIndices, x, two, two, zero, one, false, ef({1, 1, 1, 1}), empty({1, 1, 1, 1}, ACL_INT32, 4)),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnMaxPool2dWithIndices: self: the operator is not supported on Ascend910A, Atlas training "
+                      "series");
+  // no BFLOAT16 (the A2 series has it: there the fake itself says it does not compute it)
+  aclTensor* b = empty({2}, ACL_BF16, 2);
+  EXPECT_EQ(RUN(Add, b, b, sf(1), empty({2}, ACL_BF16, 2)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnAdd: self dtype BFLOAT16 is not supported on Ascend910A, Atlas training series (supported: "
+                      "FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL)");
+  // what the line has runs as on the A2 series
+  aclTensor* o = ef({1, 1, 2, 2});
+  ASSERT_EQ(RUN(Neg, x, o), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(o), (std::vector<float>{-1, -2, -3, -4}));
+}
+
+TEST_F(Fake, EveryOperatorHasARowInTheTable) {
+  // (an operator without one is refused with ACLNN_ERR_INNER: each documented operator names its source)
+  for (const char* op : {"aclnnAdd", "aclnnExpm1", "aclnnConvolution", "aclnnMaxPool2dWithIndicesBackward",
+                         "aclnnInplaceCopy", "aclnnCat"}) {
+    EXPECT_TRUE(FN(fake_ascend_documented)(op)) << op;
+  }
+  EXPECT_FALSE(FN(fake_ascend_documented)("aclnnFlashAttentionScore"));
 }
 
 }  // namespace

@@ -603,8 +603,20 @@ TEST(GraphPasses, OnlySumsOfEveryFloat32ElementJoinALoop) {
   check(value_and_grad([](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::tanh(a[0]) * a[0]); }), {x}, 1);
   check([](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::exp(a[0]) * a[0], 1); }, {x}, 2);
   check([](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::exp(a[0]) * a[0]); }, {x64}, 2);
-  // (the add reads the sum: a loop, the sum, the add)
-  check([](const std::vector<Tensor>& a) -> Value { return ops::sum(a[0]) + ops::exp(a[0]) * a[0]; }, {x}, 3);
+  // A sum of an argument and a loop that the add joins, traced in both orders (each operand a statement of its own:
+  // the operands of one + are evaluated in an order the compiler picks, which differs between x86-64 and aarch64).
+  // Sum first: the sum, then one loop of exp, mul and add. Loop first: the loop, the sum, the add (the add reads
+  // the sum, and the loop is not moved down past it).
+  check([](const std::vector<Tensor>& a) -> Value {
+    const Tensor s = ops::sum(a[0]);
+    const Tensor e = ops::exp(a[0]) * a[0];
+    return s + e;
+  }, {x}, 2);
+  check([](const std::vector<Tensor>& a) -> Value {
+    const Tensor e = ops::exp(a[0]) * a[0];
+    const Tensor s = ops::sum(a[0]);
+    return s + e;
+  }, {x}, 3);
 }
 
 TEST(GraphPasses, ElementwiseNodesMoveUpPastNodesTheyDoNotRead) {

@@ -73,7 +73,7 @@ FA_EXPORT const char* aclrtGetSocName(void) {
     fa::set_error("aclrtGetSocName: aclInit has not been called");
     return nullptr;
   }
-  return "Ascend910B1";
+  return fa::rt_soc_name();
 }
 FA_EXPORT const char* aclGetRecentErrMsg(void) { return fa::rt_take_error(); }
 

@@ -67,6 +67,8 @@ struct State {
   bool ever_finalized = false;
   uint64_t generation = 0;
   uint32_t device_count = 0;
+  std::string soc_name = "Ascend910B1";
+  SocProfile soc = SocProfile::AtlasA2Training;
   std::vector<int> device_refs;
   std::vector<Stream*> default_streams;
   std::vector<Stream*> streams;  // every stream ever made, in creation order; never freed (tombstones)
@@ -494,6 +496,34 @@ const char* rt_take_error() {
 
 // ---- runtime ----
 
+namespace {
+bool parse_soc(const std::string& name, SocProfile* out) {
+  for (const char* n : {"Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4"}) {
+    if (name == n) return *out = SocProfile::AtlasA2Training, true;
+  }
+  for (const char* n : {"Ascend910A", "Ascend910ProA", "Ascend910PremiumA", "Ascend910ProB"}) {
+    if (name == n) return *out = SocProfile::AtlasTraining, true;
+  }
+  return false;
+}
+}  // namespace
+
+const char* rt_soc_name() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.soc_name.c_str();
+}
+
+SocProfile rt_soc_profile() {
+  State& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.soc;
+}
+
+const char* soc_profile_name(SocProfile p) {
+  return p == SocProfile::AtlasTraining ? "Atlas training series" : "Atlas A2 training series";
+}
+
 bool rt_initialized() {
   State& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -521,8 +551,19 @@ aclError rt_init(const char* config_path, uint32_t driver_device_count) {
       return fail(ACL_ERROR_INVALID_FILE, std::string("aclInit: cannot read the configuration file ") + config_path);
     }
   }
+  std::string soc_name = "Ascend910B1";
+  if (const char* v = std::getenv("FAKE_ASCEND_SOC"); v && *v) soc_name = v;
+  SocProfile soc;
+  if (!parse_soc(soc_name, &soc)) {
+    return fail(ACL_ERROR_INVALID_PARAM,
+                "aclInit: FAKE_ASCEND_SOC=" + soc_name +
+                    " is not a SoC the fake plays (Ascend910B1..Ascend910B4: Atlas A2 training series; Ascend910A, "
+                    "Ascend910ProA, Ascend910PremiumA, Ascend910ProB: Atlas training series)");
+  }
   std::string why;
   if (!reserve_heap(&why)) return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclInit: " + why);
+  s.soc_name = soc_name;
+  s.soc = soc;
   install_handler();
   s.initialized = true;
   ++s.generation;

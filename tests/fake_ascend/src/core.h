@@ -71,6 +71,17 @@ FA_EXPORT aclError rt_memcpy(void* dst, size_t dest_max, const void* src, size_t
 FA_EXPORT aclError rt_memset(void* ptr, size_t max_count, int32_t value, size_t count);
 FA_EXPORT aclError rt_get_mem_info(int attr, size_t* free_bytes, size_t* total_bytes);
 FA_EXPORT bool rt_initialized();
+
+/// The product line the fake plays, chosen with FAKE_ASCEND_SOC at aclInit: CANN documents operator support per
+/// line, and the operator table (cann_table.h) has a column for each.
+enum class SocProfile {
+  AtlasA2Training,  ///< Ascend910B1..B4 (the default, Ascend910B1)
+  AtlasTraining,    ///< Ascend910A, Ascend910ProA, Ascend910PremiumA, Ascend910ProB (the first Ascend 910)
+};
+/// The SoC of this session (valid after aclInit), as aclrtGetSocName() reports it, and its line.
+FA_EXPORT const char* rt_soc_name();
+FA_EXPORT SocProfile rt_soc_profile();
+FA_EXPORT const char* soc_profile_name(SocProfile p);
 FA_EXPORT const char* rt_take_error();
 
 FA_EXPORT uint64_t counter_kernel_launches();

@@ -1,5 +1,7 @@
 #include "opapi_common.h"
 
+#include "cann_table.h"
+
 #include <algorithm>
 
 namespace fake_ascend {
@@ -219,6 +221,13 @@ bool Op::tensor(const aclTensor* t, const char* arg, TDesc* d, bool output, bool
                                                " is not inside a live aclrtMalloc block (a host pointer, freed "
                                                "memory, or never allocated)");
     }
+    // CANN's aclCreateTensor documentation: tensorData must be 32-byte aligned (the operators' data moves assume
+    // it). A view that starts elsewhere is described by its storage's address and an offset in elements.
+    if (data % 32 != 0) {
+      return fail(ACLNN_ERR_PARAM_INVALID, a + ": its tensorData " + hex(data) +
+                                               " is not 32-byte aligned (CANN requires it: pass the storage's "
+                                               "address and the view's offset in elements)");
+    }
     const uint64_t room = b.size - (data - b.begin);
     const uint64_t view_bytes = static_cast<uint64_t>(reach + 1) * es;
     if (view_bytes > room) {
@@ -248,6 +257,7 @@ bool Op::tensor(const aclTensor* t, const char* arg, TDesc* d, bool output, bool
     range = Range{data + static_cast<uint64_t>(t->offset) * es, data + view_bytes, output};
     ranges_.push_back(range);
   }
+  if (!documented(a, t->dtype, t->format, t->view.size())) return false;
   refs_.push_back(t);
   d->shape = t->view;
   d->strides = t->strides;
@@ -322,29 +332,90 @@ bool Op::tensor_list(const aclTensorList* l, const char* arg, std::vector<TDesc>
   return true;
 }
 
-bool Op::dtype(const char* arg, aclDataType dt, std::initializer_list<aclDataType> fake, const char* cann) {
+namespace {
+std::string dtype_list(const std::vector<aclDataType>& list) {
+  std::string r;
+  for (aclDataType d : list) r += std::string(r.empty() ? "" : ", ") + dtype_name(d);
+  return r;
+}
+bool listed(const std::vector<aclDataType>& list, aclDataType dt) {
+  return std::find(list.begin(), list.end(), dt) != list.end();
+}
+std::string on_this_soc() {
+  return std::string(" on ") + rt_soc_name() + ", " + soc_profile_name(rt_soc_profile());
+}
+}  // namespace
+
+bool Op::documented(const std::string& arg, aclDataType dt, aclFormat format, size_t rank) {
+  const OperatorSpec* spec = find_operator(name_);
+  if (!spec) {
+    return fail(ACLNN_ERR_INNER, "the fake's operator table (tests/fake_ascend/src/cann_table.cpp) has no row for "
+                                 "this operator: add what CANN documents for it first");
+  }
+  const ArgSpec* row = find_arg(*spec, arg);
+  if (!row) {
+    return fail(ACLNN_ERR_INNER, "the fake's operator table has no row for the argument " + arg);
+  }
+  const std::vector<aclDataType>& accepted = accepted_dtypes(*row, rt_soc_profile());
+  if (accepted.empty()) return fail(ACLNN_ERR_PARAM_INVALID, arg + ": the operator is not supported" + on_this_soc());
+  if (!listed(accepted, dt)) {
+    return fail(ACLNN_ERR_PARAM_INVALID, arg + " dtype " + dtype_name(dt) + " is not supported" + on_this_soc() +
+                                             " (supported: " + dtype_list(accepted) + ")");
+  }
+  std::string expected;
+  if (!format_accepted(row->formats, format, rank, &expected)) {
+    return fail(ACLNN_ERR_PARAM_INVALID, arg + " format " + format_name(format) + " is not supported for a " +
+                                             std::to_string(rank) + "-D tensor (expected " + expected + ")");
+  }
+  return true;
+}
+
+bool Op::dtype(const char* arg, aclDataType dt, std::initializer_list<aclDataType> fake) {
   if (status_) return false;
-  for (aclDataType f : fake) {
-    if (f == dt) return true;
+  if (const OperatorSpec* spec = find_operator(name_)) {
+    if (const ArgSpec* row = find_arg(*spec, arg)) {
+      const std::vector<aclDataType>& accepted = accepted_dtypes(*row, rt_soc_profile());
+      if (!listed(accepted, dt)) {
+        return fail(ACLNN_ERR_PARAM_INVALID, std::string(arg) + " dtype " + dtype_name(dt) + " is not supported" +
+                                                 on_this_soc() + " (supported: " + dtype_list(accepted) + ")");
+      }
+    }
   }
-  const std::string name = dtype_name(dt);
-  bool in_cann = false;
-  const std::string list = cann;
-  for (size_t pos = 0; pos <= list.size();) {
-    size_t comma = list.find(", ", pos);
-    if (comma == std::string::npos) comma = list.size();
-    if (list.compare(pos, comma - pos, name) == 0 && comma - pos == name.size()) in_cann = true;
-    pos = comma + 2;
+  if (listed(std::vector<aclDataType>(fake), dt)) return true;
+  return fail(ACLNN_ERR_PARAM_INVALID, std::string(arg) + " dtype " + dtype_name(dt) +
+                                           " is supported by CANN but not by the fake (the fake supports: " +
+                                           dtype_list(std::vector<aclDataType>(fake)) + ")");
+}
+
+// What CANN's cube operators accept as cubeMathType (0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16,
+// 3 USE_HF32, 4 FORCE_GRP_ACC_FOR_FP32):
+//  - the values: 0 to 4 for Matmul and Convolution, 0 to 3 for ConvolutionBackward and AvgPool2dBackward, 0 to 2 for
+//    AvgPool2d (ops-nn matmul/common/op_host/op_api/cube_util.cpp CheckCubeMathType; aclnn_avgpool2d.cpp: USE_HF32
+//    "not supported");
+//  - the Atlas training series has no float32 cube: FLOAT with 0 or 3 is refused (it computes float32 in float16 only
+//    when 1 or 2 allows it), for every one of them (cube_util.cpp; aclnn_matmul.cpp's own check says the same;
+//    AvgPool2dBackward's documentation, its source only checks the range);
+//  - the Atlas A2 training series' AvgPool2d refuses FLOAT with 1 ("cannot support hf32", aclnn_avgpool2d.cpp).
+bool Op::cube_math_type(int8_t cube, aclDataType dt) {
+  if (status_) return false;
+  const std::string op = name_;
+  const int highest = op == "aclnnAvgPool2d" ? 2 : op == "aclnnMatmul" || op == "aclnnConvolution" ? 4 : 3;
+  if (cube < 0 || cube > highest) {
+    return fail(ACLNN_ERR_PARAM_INVALID, "cubeMathType " + std::to_string(cube) + " is not between 0 and " +
+                                             std::to_string(highest) +
+                                             " (0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16, 3 USE_HF32" +
+                                             (highest == 4 ? ", 4 FORCE_GRP_ACC_FOR_FP32)" : ")"));
   }
-  if (in_cann) {
-    std::string supported;
-    for (aclDataType f : fake) supported += std::string(supported.empty() ? "" : ", ") + dtype_name(f);
-    return fail(ACLNN_ERR_PARAM_INVALID,
-                std::string(arg) + " dtype " + name +
-                    " is supported by CANN but not by the fake (the fake supports: " + supported + ")");
+  if (dt == ACL_FLOAT && (cube == 0 || cube == 3) && rt_soc_profile() == SocProfile::AtlasTraining) {
+    return fail(ACLNN_ERR_PARAM_INVALID, "cubeMathType " + std::to_string(cube) + " with FLOAT input is not supported" +
+                                             on_this_soc() + ", whose cube unit has no float32: pass 1 "
+                                             "(ALLOW_FP32_DOWN_PRECISION) or 2 (USE_FP16) to compute in float16");
   }
-  return fail(ACLNN_ERR_PARAM_INVALID,
-              std::string(arg) + " dtype " + name + " is not supported (supported: " + cann + ")");
+  if (dt == ACL_FLOAT && cube == 1 && op == "aclnnAvgPool2d" && rt_soc_profile() == SocProfile::AtlasA2Training) {
+    return fail(ACLNN_ERR_PARAM_INVALID, "cubeMathType 1 (ALLOW_FP32_DOWN_PRECISION) with FLOAT input is not supported" +
+                                             on_this_soc() + " (average pooling cannot support HF32)");
+  }
+  return true;
 }
 
 bool Op::dtype_is(const char* arg, const TDesc& t, aclDataType expected) {

@@ -166,13 +166,6 @@ struct ScalarValue {
   }
 };
 
-// The dtype lists of the error messages.
-inline constexpr const char* kCannFloat = "FLOAT, FLOAT16, DOUBLE, BFLOAT16";
-inline constexpr const char* kCannCube = "FLOAT, FLOAT16, BFLOAT16";  // the ops without DOUBLE on the NPU
-inline constexpr const char* kCannArith = "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, BOOL";
-inline constexpr const char* kCannAll =
-    "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL";
-
 /// One aclnnXxxGetWorkspaceSize call: every check records "<op>: <what is wrong>" as the recent error message and
 /// the status code, and returns false; once one failed, the rest return false at once.
 class Op {
@@ -190,10 +183,14 @@ class Op {
   bool bool_array(const aclBoolArray* a, const char* arg, std::vector<bool>* v);
   /// A live aclTensorList of non-null tensors, each checked as tensor() checks an input ("tensors[i]").
   bool tensor_list(const aclTensorList* l, const char* arg, std::vector<TDesc>* v);
-  /// dt must be one of `fake`; `cann` is what CANN itself supports (for the message).
-  bool dtype(const char* arg, aclDataType dt, std::initializer_list<aclDataType> fake, const char* cann);
+  /// dt must be one the operator table lists for `arg` on this SoC (when it has a row for it: a tensor's was
+  /// checked by tensor() already) and one of `fake`, the dtypes the fake computes.
+  bool dtype(const char* arg, aclDataType dt, std::initializer_list<aclDataType> fake);
   bool dtype_is(const char* arg, const TDesc& t, aclDataType expected);
   bool shape_is(const char* arg, const TDesc& t, const Shape& expected);
+  /// cubeMathType of a cube operator (Matmul, Convolution, ConvolutionBackward, AvgPool2d, AvgPool2dBackward) for
+  /// inputs of dtype `dt`, as CANN checks it on the SoC the fake plays (opapi_common.cpp says where from).
+  bool cube_math_type(int8_t cube, aclDataType dt);
   /// dim in [-rank, rank) (a 0-d tensor takes 0 and -1) -> [0, rank).
   bool axis(const char* arg, int64_t dim, size_t rank, int64_t* out);
   bool check(bool condition, const std::string& message);
@@ -202,6 +199,9 @@ class Op {
   aclnnStatus finish(uint64_t workspace, Kernel kernel);
 
  private:
+  /// What the operator table (cann_table.h) says of a tensor argument: its dtype on this SoC and its format at
+  /// its rank.
+  bool documented(const std::string& arg, aclDataType dt, aclFormat format, size_t rank);
   const char* name_;
   uint64_t* workspace_size_;
   aclOpExecutor** executor_;

@@ -83,11 +83,11 @@ aclnnStatus binary(const char* name, Bin kind, const aclTensor* self, const aclT
   op.tensor(out, "out", &o, true);
   const bool pow = kind == Bin::Pow;
   if (pow) {
-    op.dtype("self", a.dtype, FA_FLOAT_TYPES, kCannArith);
-    if (!scalar_other) op.dtype("exponent", b.dtype, FA_FLOAT_TYPES, kCannArith);
+    op.dtype("self", a.dtype, FA_FLOAT_TYPES);
+    if (!scalar_other) op.dtype("exponent", b.dtype, FA_FLOAT_TYPES);
   } else {
-    op.dtype("self", a.dtype, FA_ARITH_TYPES, kCannArith);
-    if (!scalar_other) op.dtype("other", b.dtype, FA_ARITH_TYPES, kCannArith);
+    op.dtype("self", a.dtype, FA_ARITH_TYPES);
+    if (!scalar_other) op.dtype("other", b.dtype, FA_ARITH_TYPES);
   }
   if (op.status()) return op.status();
   aclDataType r = scalar_other ? promote_scalar(a.dtype, other) : promote(a.dtype, b.dtype);
@@ -190,12 +190,12 @@ void unary_kernel(Un k, const TDesc& a, const TDesc& out) {
 }
 
 aclnnStatus unary(const char* name, Un kind, const aclTensor* self, aclTensor* out,
-                  std::initializer_list<aclDataType> fake, const char* cann, uint64_t* ws, aclOpExecutor** ex) {
+                  std::initializer_list<aclDataType> fake, uint64_t* ws, aclOpExecutor** ex) {
   Op op(name, ws, ex);
   TDesc a, o;
   op.tensor(self, "self", &a, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, fake, cann);
+  op.dtype("self", a.dtype, fake);
   op.shape_is("out", o, a.shape);
   op.dtype_is("out", o, a.dtype);
   if (op.status()) return op.status();
@@ -212,7 +212,7 @@ aclnnStatus gelu_v2(const aclTensor* x, int64_t approximate, aclTensor* y, uint6
   TDesc a, o;
   op.tensor(x, "x", &a, false);
   op.tensor(y, "y", &o, true);
-  op.dtype("x", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("x", a.dtype, {ACL_FLOAT});
   op.check(approximate == 0 || approximate == 1,
            "approximate " + std::to_string(approximate) + " is not 0 (none: the erf form) or 1 (tanh)");
   op.shape_is("y", o, a.shape);
@@ -231,7 +231,7 @@ aclnnStatus softplus(const aclTensor* self, const aclScalar* beta_s, const aclSc
   op.scalar(beta_s, "beta", &beta);
   op.scalar(threshold_s, "threshold", &threshold);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("self", a.dtype, {ACL_FLOAT});
   op.shape_is("out", o, a.shape);
   op.dtype_is("out", o, a.dtype);
   if (op.status()) return op.status();
@@ -252,7 +252,7 @@ aclnnStatus leaky_relu(const aclTensor* self, const aclScalar* slope_s, aclTenso
   op.tensor(self, "self", &a, false);
   op.scalar(slope_s, "negativeSlope", &slope);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("self", a.dtype, FA_FLOAT_TYPES);
   op.shape_is("out", o, a.shape);
   op.dtype_is("out", o, a.dtype);
   if (op.status()) return op.status();
@@ -275,7 +275,7 @@ aclnnStatus elu(const aclTensor* self, const aclScalar* alpha_s, const aclScalar
   op.scalar(scale_s, "scale", &scale);
   op.scalar(input_scale_s, "inputScale", &input_scale);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("self", a.dtype, FA_FLOAT_TYPES);
   op.shape_is("out", o, a.shape);
   op.dtype_is("out", o, a.dtype);
   if (op.status()) return op.status();
@@ -301,8 +301,7 @@ aclnnStatus clamp(const aclTensor* self, const aclScalar* min_s, const aclScalar
     op.fail(ACLNN_ERR_PARAM_NULLPTR, "clipValueMin and clipValueMax are both nullptr");
   }
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64},
-           "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, UINT8, INT16, INT32, INT64");
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64});
   const auto integral = [&](bool given, const ScalarValue& v, const char* name) {
     if (!given || is_floating(a.dtype) || !v.floating) return;
     op.check(v.f == std::trunc(v.f), std::string(name) + " " + std::to_string(v.f) + " must be an integer for " +
@@ -338,7 +337,6 @@ aclnnStatus clamp(const aclTensor* self, const aclScalar* min_s, const aclScalar
 
 #define FA_MINMAX_TYPES \
   { ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64 }
-constexpr const char* kCannMinMax = "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, UINT8, INT32, INT64";
 
 enum class Pair { Max, Min, Eq, Ne, Gt, Ge, Lt, Le };
 
@@ -392,11 +390,11 @@ aclnnStatus pairwise(Pair kind, const aclTensor* self, const aclTensor* other, a
   op.tensor(out, "out", &o, true);
   const bool compare = kind != Pair::Max && kind != Pair::Min;
   if (compare) {
-    op.dtype("self", a.dtype, FA_ARITH_TYPES, kCannArith);
-    op.dtype("other", b.dtype, FA_ARITH_TYPES, kCannArith);
+    op.dtype("self", a.dtype, FA_ARITH_TYPES);
+    op.dtype("other", b.dtype, FA_ARITH_TYPES);
   } else {
-    op.dtype("self", a.dtype, FA_MINMAX_TYPES, kCannMinMax);
-    op.dtype("other", b.dtype, FA_MINMAX_TYPES, kCannMinMax);
+    op.dtype("self", a.dtype, FA_MINMAX_TYPES);
+    op.dtype("other", b.dtype, FA_MINMAX_TYPES);
   }
   Shape shape;
   op.check(!op.status() && broadcast_shapes(a.shape, b.shape, &shape),
@@ -427,14 +425,14 @@ void where_kernel(const TDesc& c, const TDesc& a, const TDesc& b, const TDesc& o
 
 // TanhBackward: gradOutput * (1 - output^2); SigmoidBackward: gradOutput * output * (1 - output).
 aclnnStatus activation_backward(const char* name, bool tanh, const aclTensor* grad_output, const aclTensor* output,
-                                aclTensor* grad_input, std::initializer_list<aclDataType> fake, const char* cann,
+                                aclTensor* grad_input, std::initializer_list<aclDataType> fake,
                                 uint64_t* ws, aclOpExecutor** ex) {
   Op op(name, ws, ex);
   TDesc g, y, gi;
   op.tensor(grad_output, "gradOutput", &g, false);
   op.tensor(output, "output", &y, false);
   op.tensor(grad_input, "gradInput", &gi, true);
-  op.dtype("gradOutput", g.dtype, fake, cann);
+  op.dtype("gradOutput", g.dtype, fake);
   op.dtype_is("output", y, g.dtype);
   op.shape_is("output", y, g.shape);
   op.shape_is("gradInput", gi, g.shape);
@@ -558,7 +556,7 @@ aclnnStatus extremum(const char* name, bool max, const aclTensor* self, const ac
   op.tensor(self, "self", &a, false);
   op.int_array(dim, "dim", &dims);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ARITH_TYPES, "FLOAT, FLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, BOOL, BFLOAT16");
+  op.dtype("self", a.dtype, FA_ARITH_TYPES);
   if (op.status()) return op.status();
   std::vector<bool> reduced;
   Shape shape;
@@ -623,11 +621,11 @@ aclnnStatus reduce(const char* name, bool mean, const aclTensor* self, const acl
   op.int_array(dim, "dim", &dims);
   op.tensor(out, "out", &o, true);
   if (mean) {
-    op.dtype("self", a.dtype, FA_FLOAT_TYPES, kCannFloat);
-    op.dtype("dtype", dtype, FA_FLOAT_TYPES, kCannFloat);
+    op.dtype("self", a.dtype, FA_FLOAT_TYPES);
+    op.dtype("dtype", dtype, FA_FLOAT_TYPES);
   } else {
-    op.dtype("self", a.dtype, FA_ARITH_TYPES, kCannArith);
-    op.dtype("dtype", dtype, FA_ARITH_TYPES, kCannArith);
+    op.dtype("self", a.dtype, FA_ARITH_TYPES);
+    op.dtype("dtype", dtype, FA_ARITH_TYPES);
   }
   if (op.status()) return op.status();
   std::vector<bool> reduced;
@@ -654,7 +652,7 @@ aclnnStatus log_sum_exp(const aclTensor* self, const aclIntArray* dim, bool keep
   op.tensor(self, "self", &a, false);
   op.int_array(dim, "dim", &dims);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT}, "FLOAT, FLOAT16, BFLOAT16, INT32, INT64, INT16, INT8, UINT8, BOOL");
+  op.dtype("self", a.dtype, {ACL_FLOAT});
   if (op.status()) return op.status();
   std::vector<bool> reduced;
   Shape shape;
@@ -688,7 +686,7 @@ aclnnStatus variance(const char* name, bool root, const aclTensor* self, const a
   op.tensor(self, "self", &a, false);
   op.int_array(dim, "dim", &dims);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("self", a.dtype, {ACL_FLOAT});
   if (op.status()) return op.status();
   std::vector<bool> reduced;
   Shape shape;
@@ -718,7 +716,7 @@ aclnnStatus product(const char* name, bool all, const aclTensor* self, int64_t d
   TDesc a, o;
   op.tensor(self, "self", &a, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_MINMAX_TYPES, "FLOAT16, FLOAT, DOUBLE, INT8, UINT8, INT16, INT32, INT64, BOOL");
+  op.dtype("self", a.dtype, FA_MINMAX_TYPES);
   op.check(dtype == a.dtype, std::string("dtype ") + dtype_name(dtype) + " differs from self's " + dtype_name(a.dtype) +
                                  " (the fake does not cast)");
   if (op.status()) return op.status();
@@ -757,12 +755,6 @@ aclnnStatus product(const char* name, bool all, const aclTensor* self, int64_t d
 
 // ---- matmul ----
 
-aclnnStatus check_cube_math(Op& op, int8_t cube) {
-  op.check(cube >= 0 && cube <= 3, "cubeMathType " + std::to_string(cube) +
-                                       " is not 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION), 2 (USE_FP16) or 3 "
-                                       "(USE_HF32)");
-  return op.status();
-}
 
 }  // namespace
 }  // namespace fake_ascend
@@ -814,33 +806,31 @@ FA_EXPORT aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self
 
 FA_EXPORT aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                aclOpExecutor** ex) {
-  return unary("aclnnNeg", Un::Neg, self, out, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64},
-               "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT32, INT64", ws, ex);
+  return unary("aclnnNeg", Un::Neg, self, out, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64}, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                aclOpExecutor** ex) {
-  return unary("aclnnExp", Un::Exp, self, out, FA_FLOAT_TYPES, kCannFloat, ws, ex);
+  return unary("aclnnExp", Un::Exp, self, out, FA_FLOAT_TYPES, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnLogGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                aclOpExecutor** ex) {
-  return unary("aclnnLog", Un::Log, self, out, FA_FLOAT_TYPES, kCannFloat, ws, ex);
+  return unary("aclnnLog", Un::Log, self, out, FA_FLOAT_TYPES, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
-  return unary("aclnnSqrt", Un::Sqrt, self, out, FA_FLOAT_TYPES, kCannFloat, ws, ex);
+  return unary("aclnnSqrt", Un::Sqrt, self, out, FA_FLOAT_TYPES, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnTanhGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
-  return unary("aclnnTanh", Un::Tanh, self, out, {ACL_FLOAT}, kCannCube, ws, ex);
+  return unary("aclnnTanh", Un::Tanh, self, out, {ACL_FLOAT}, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                    aclOpExecutor** ex) {
-  return unary("aclnnSigmoid", Un::Sigmoid, self, out, FA_FLOAT_TYPES, kCannFloat, ws, ex);
+  return unary("aclnnSigmoid", Un::Sigmoid, self, out, FA_FLOAT_TYPES, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
-  return unary("aclnnRelu", Un::Relu, self, out, {ACL_FLOAT, ACL_INT32, ACL_INT64},
-               "FLOAT, FLOAT16, BFLOAT16, INT8, INT32, INT64, UINT8", ws, ex);
+  return unary("aclnnRelu", Un::Relu, self, out, {ACL_FLOAT, ACL_INT32, ACL_INT64}, ws, ex);
 }
 
 FA_EXPORT aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
@@ -859,8 +849,8 @@ FA_EXPORT aclnnStatus aclnnCastGetWorkspaceSize(const aclTensor* self, const acl
   TDesc a, o;
   op.tensor(self, "self", &a, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
-  op.dtype("dtype", dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("self", a.dtype, FA_ALL_TYPES);
+  op.dtype("dtype", dtype, FA_ALL_TYPES);
   op.dtype_is("out", o, dtype);
   op.shape_is("out", o, a.shape);
   if (op.status()) return op.status();
@@ -873,8 +863,8 @@ FA_EXPORT aclnnStatus aclnnInplaceCopyGetWorkspaceSize(aclTensor* selfRef, const
   TDesc d, s;
   op.tensor(selfRef, "selfRef", &d, true);
   op.tensor(src, "src", &s, false);
-  op.dtype("selfRef", d.dtype, FA_ALL_TYPES, kCannAll);
-  op.dtype("src", s.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("selfRef", d.dtype, FA_ALL_TYPES);
+  op.dtype("src", s.dtype, FA_ALL_TYPES);
   Shape shape;
   op.check(!op.status() && broadcast_shapes(s.shape, d.shape, &shape) && shape == d.shape,
            "src shape " + shape_str(s.shape) + " cannot be broadcast to selfRef shape " + shape_str(d.shape));
@@ -890,7 +880,7 @@ FA_EXPORT aclnnStatus aclnnInplaceFillScalarGetWorkspaceSize(aclTensor* selfRef,
   ScalarValue v;
   op.tensor(selfRef, "selfRef", &d, true);
   op.scalar(value, "value", &v);
-  op.dtype("selfRef", d.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("selfRef", d.dtype, FA_ALL_TYPES);
   if (op.status()) return op.status();
   return op.finish(0, [=](uint8_t*, uint64_t) {
     const size_t n = static_cast<size_t>(d.numel());
@@ -905,7 +895,7 @@ FA_EXPORT aclnnStatus aclnnInplaceZeroGetWorkspaceSize(aclTensor* selfRef, uint6
   Op op("aclnnInplaceZero", ws, ex);
   TDesc d;
   op.tensor(selfRef, "selfRef", &d, true);
-  op.dtype("selfRef", d.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("selfRef", d.dtype, FA_ALL_TYPES);
   if (op.status()) return op.status();
   return op.finish(0, [=](uint8_t*, uint64_t) { store(d, std::vector<int64_t>(static_cast<size_t>(d.numel()), 0)); });
 }
@@ -917,9 +907,9 @@ FA_EXPORT aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const a
   op.tensor(self, "self", &a, false);
   op.tensor(mat2, "mat2", &b, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT}, kCannCube);
-  op.dtype("mat2", b.dtype, {ACL_FLOAT}, kCannCube);
-  if (check_cube_math(op, cubeMathType)) return op.status();
+  op.dtype("self", a.dtype, {ACL_FLOAT});
+  op.dtype("mat2", b.dtype, {ACL_FLOAT});
+  if (!op.cube_math_type(cubeMathType, a.dtype)) return op.status();
   if (!op.check(a.ndim() >= 1 && b.ndim() >= 1, "self " + shape_str(a.shape) + " and mat2 " + shape_str(b.shape) +
                                                     " must have at least one dimension each")) {
     return op.status();
@@ -982,26 +972,26 @@ FA_EXPORT aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const a
   });
 }
 
-#define FA_UNARY_OP(Name, kind, fake, cann)                                                                \
+#define FA_UNARY_OP(Name, kind, fake)                                                                      \
   FA_EXPORT aclnnStatus aclnn##Name##GetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws, \
                                                       aclOpExecutor** ex) {                                \
-    return unary("aclnn" #Name, kind, self, out, fake, cann, ws, ex);                                      \
+    return unary("aclnn" #Name, kind, self, out, fake, ws, ex);                                                  \
   }
-FA_UNARY_OP(Abs, Un::Abs, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, BOOL")
-FA_UNARY_OP(Sin, Un::Sin, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Cos, Un::Cos, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Rsqrt, Un::Rsqrt, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Reciprocal, Un::Reciprocal, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Sign, Un::Sign, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT32, INT64, BOOL")
-FA_UNARY_OP(Erf, Un::Erf, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Log1p, Un::Log1p, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Expm1, Un::Expm1, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Floor, Un::Floor, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Ceil, Un::Ceil, FA_FLOAT_TYPES, kCannFloat)
-FA_UNARY_OP(Round, Un::Round, FA_MINMAX_TYPES, "FLOAT, FLOAT16, DOUBLE, BFLOAT16, INT32, INT64")
-FA_UNARY_OP(Gelu, Un::GeluTanh, {ACL_FLOAT}, kCannCube)  // CANN documents the tanh form for aclnnGelu
-FA_UNARY_OP(Silu, Un::Silu, {ACL_FLOAT}, kCannCube)
-FA_UNARY_OP(Tan, Un::Tan, FA_FLOAT_TYPES, kCannFloat)
+FA_UNARY_OP(Abs, Un::Abs, FA_MINMAX_TYPES)
+FA_UNARY_OP(Sin, Un::Sin, FA_FLOAT_TYPES)
+FA_UNARY_OP(Cos, Un::Cos, FA_FLOAT_TYPES)
+FA_UNARY_OP(Rsqrt, Un::Rsqrt, FA_FLOAT_TYPES)
+FA_UNARY_OP(Reciprocal, Un::Reciprocal, FA_FLOAT_TYPES)
+FA_UNARY_OP(Sign, Un::Sign, FA_MINMAX_TYPES)
+FA_UNARY_OP(Erf, Un::Erf, FA_FLOAT_TYPES)
+FA_UNARY_OP(Log1p, Un::Log1p, FA_FLOAT_TYPES)
+FA_UNARY_OP(Expm1, Un::Expm1, FA_FLOAT_TYPES)
+FA_UNARY_OP(Floor, Un::Floor, FA_FLOAT_TYPES)
+FA_UNARY_OP(Ceil, Un::Ceil, FA_FLOAT_TYPES)
+FA_UNARY_OP(Round, Un::Round, FA_MINMAX_TYPES)
+FA_UNARY_OP(Gelu, Un::GeluTanh, {ACL_FLOAT})  // CANN documents the tanh form for aclnnGelu
+FA_UNARY_OP(Silu, Un::Silu, {ACL_FLOAT})
+FA_UNARY_OP(Tan, Un::Tan, FA_FLOAT_TYPES)
 #undef FA_UNARY_OP
 
 FA_EXPORT aclnnStatus aclnnLogSumExpGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
@@ -1092,9 +1082,9 @@ FA_EXPORT aclnnStatus aclnnSWhereGetWorkspaceSize(const aclTensor* condition, co
   op.tensor(self, "self", &a, false);
   op.tensor(other, "other", &b, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("condition", c.dtype, {ACL_BOOL}, "BOOL, UINT8");
-  op.dtype("self", a.dtype, FA_ARITH_TYPES, kCannArith);
-  op.dtype("other", b.dtype, FA_ARITH_TYPES, kCannArith);
+  op.dtype("condition", c.dtype, {ACL_BOOL});
+  op.dtype("self", a.dtype, FA_ARITH_TYPES);
+  op.dtype("other", b.dtype, FA_ARITH_TYPES);
   Shape s1, shape;
   op.check(!op.status() && broadcast_shapes(c.shape, a.shape, &s1) && broadcast_shapes(s1, b.shape, &shape),
            "condition shape " + shape_str(c.shape) + ", self shape " + shape_str(a.shape) + " and other shape " +
@@ -1122,9 +1112,8 @@ FA_EXPORT aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gr
   op.tensor(self, "self", &x, false);
   op.scalar(threshold, "threshold", &t);
   op.tensor(gradInput, "gradInput", &gi, true);
-  const char* cann = "FLOAT, BFLOAT16, FLOAT16, INT32, INT8, UINT8";
-  op.dtype("gradOutput", g.dtype, {ACL_FLOAT, ACL_INT32}, cann);
-  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_INT32}, cann);
+  op.dtype("gradOutput", g.dtype, {ACL_FLOAT, ACL_INT32});
+  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_INT32});
   op.shape_is("gradOutput", g, x.shape);
   const aclDataType r = promote(g.dtype, x.dtype);
   op.shape_is("gradInput", gi, x.shape);
@@ -1143,12 +1132,12 @@ FA_EXPORT aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gr
 FA_EXPORT aclnnStatus aclnnTanhBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
                                                         aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
   // DOUBLE, unlike aclnnTanh: CANN 8.0 documents FLOAT, FLOAT16, DOUBLE, BFLOAT16 for aclnnTanhBackward
-  return activation_backward("aclnnTanhBackward", true, gradOutput, output, gradInput, FA_FLOAT_TYPES, kCannFloat, ws,
+  return activation_backward("aclnnTanhBackward", true, gradOutput, output, gradInput, FA_FLOAT_TYPES, ws,
                              ex);
 }
 FA_EXPORT aclnnStatus aclnnSigmoidBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output,
                                                            aclTensor* gradInput, uint64_t* ws, aclOpExecutor** ex) {
-  return activation_backward("aclnnSigmoidBackward", false, gradOutput, output, gradInput, FA_FLOAT_TYPES, kCannFloat,
+  return activation_backward("aclnnSigmoidBackward", false, gradOutput, output, gradInput, FA_FLOAT_TYPES,
                              ws, ex);
 }
 
@@ -1168,8 +1157,8 @@ FA_EXPORT aclnnStatus aclnnArgMaxGetWorkspaceSize(const aclTensor* self, int64_t
   int64_t ax = 0;
   op.tensor(self, "self", &a, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_MINMAX_TYPES, "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8");
-  op.dtype("out", o.dtype, {ACL_INT64, ACL_INT32}, "INT32, INT64");
+  op.dtype("self", a.dtype, FA_MINMAX_TYPES);
+  op.dtype("out", o.dtype, {ACL_INT64, ACL_INT32});
   if (!op.axis("dim", dim, a.ndim(), &ax)) return op.status();
   Shape shape;
   for (size_t i = 0; i < a.ndim(); ++i) {

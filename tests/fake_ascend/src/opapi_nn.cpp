@@ -32,7 +32,7 @@ aclnnStatus softmax_forward(const char* name, bool log, const aclTensor* self, i
   int64_t ax = 0;
   op.tensor(self, "self", &a, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_FLOAT_TYPES, kCannFloat);
+  op.dtype("self", a.dtype, FA_FLOAT_TYPES);
   op.axis("dim", dim, a.ndim(), &ax);
   op.shape_is("out", o, a.shape);
   op.dtype_is("out", o, a.dtype);
@@ -66,13 +66,13 @@ aclnnStatus softmax_backward(const char* name, bool log, const aclTensor* grad_o
   int64_t ax = 0;
   op.tensor(grad_output, "gradOutput", &g, false);
   op.tensor(output, "output", &y, false);
-  op.tensor(grad_input, log ? "out" : "gradInput", &gi, true);
-  op.dtype("gradOutput", g.dtype, FA_FLOAT_TYPES, kCannFloat);
+  op.tensor(grad_input, "out", &gi, true);
+  op.dtype("gradOutput", g.dtype, FA_FLOAT_TYPES);
   op.dtype_is("output", y, g.dtype);
   op.shape_is("output", y, g.shape);
   op.axis("dim", dim, g.ndim(), &ax);
-  op.shape_is(log ? "out" : "gradInput", gi, g.shape);
-  op.dtype_is(log ? "out" : "gradInput", gi, g.dtype);
+  op.shape_is("out", gi, g.shape);
+  op.dtype_is("out", gi, g.dtype);
   if (op.status()) return op.status();
   return op.finish(softmax_workspace(g.numel()), [=](uint8_t* w, uint64_t wn) {
     const std::vector<double> gv = load<double>(g), yv = load<double>(y);
@@ -108,8 +108,8 @@ struct NllShape {
 };
 
 bool nll_common(Op& op, const TDesc& x, const TDesc& t, const TDesc& w, int64_t reduction, NllShape* s) {
-  op.dtype("self", x.dtype, FA_FLOAT_TYPES, kCannFloat);
-  op.dtype("target", t.dtype, {ACL_INT64, ACL_INT32}, "INT64, INT32, UINT8");
+  op.dtype("self", x.dtype, FA_FLOAT_TYPES);
+  op.dtype("target", t.dtype, {ACL_INT64, ACL_INT32});
   if (!op.check(x.ndim() == 1 || x.ndim() == 2, "self must be [N, C] or [C], not " + shape_str(x.shape))) return false;
   s->batched = x.ndim() == 2;
   s->n = s->batched ? x.shape[0] : 1;
@@ -147,10 +147,10 @@ struct ConvGeom {
 bool conv_geometry(Op& op, const TDesc& in, const TDesc& wt, const std::vector<int64_t>& stride,
                    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool transposed,
                    int64_t groups, int8_t cube, ConvGeom* g) {
-  op.dtype("input", in.dtype, {ACL_FLOAT}, kCannCube);
-  op.dtype("weight", wt.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("input", in.dtype, {ACL_FLOAT});
+  op.dtype("weight", wt.dtype, {ACL_FLOAT});
   op.check(!transposed, "transposed convolution is not supported by the fake (transposed must be false)");
-  op.check(cube >= 0 && cube <= 3, "cubeMathType " + std::to_string(cube) + " is not 0, 1, 2 or 3");
+  op.cube_math_type(cube, in.dtype);
   op.check(in.ndim() == 4,
            "the fake supports 2-D convolution only: input must be 4-D (NCHW), not " + shape_str(in.shape));
   op.check(wt.ndim() == 4, "weight must be 4-D [Cout, Cin/groups, kH, kW], not " + shape_str(wt.shape));
@@ -239,7 +239,7 @@ int64_t pool_out(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ce
 bool pool_geometry(Op& op, const TDesc& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil, PoolGeom* g,
                    const std::string& stride_name = "stride", const std::string& padding_name = "padding") {
-  op.dtype("self", x.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("self", x.dtype, {ACL_FLOAT});
   op.check(x.ndim() == 3 || x.ndim() == 4, "self must be [C, H, W] or [N, C, H, W], not " + shape_str(x.shape));
   op.check(kernel.size() == 1 || kernel.size() == 2, "kernelSize " + shape_str(kernel) + " must have 1 or 2 entries");
   op.check(stride.size() <= 2, stride_name + " " + shape_str(stride) + " must have 0, 1 or 2 entries");
@@ -309,9 +309,7 @@ void avg_windows(const PoolGeom& g, bool count_include_pad, int64_t divisor_over
 bool avg_pool_checks(Op& op, const TDesc& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                      const std::vector<int64_t>& padding, bool ceil, int64_t divisor_override, int8_t cube, PoolGeom* g,
                      const char* stride_name, const char* padding_name) {
-  op.check(cube >= 0 && cube <= 2, "cubeMathType " + std::to_string(cube) +
-                                       " is not 0 (KEEP_DTYPE), 1 (ALLOW_FP32_DOWN_PRECISION) or 2 (USE_FP16); 3 "
-                                       "(USE_HF32) is not supported by average pooling");
+  op.cube_math_type(cube, x.dtype);
   op.check(divisor_override >= 0,
            "divisorOverride " + std::to_string(divisor_override) + " is negative (0: the pooling window)");
   op.check(x.numel() > 0, "self " + shape_str(x.shape) + " is empty (empty tensors are not supported)");
@@ -518,7 +516,7 @@ FA_EXPORT aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   if (op.status() || !conv_geometry(op, x, wt, st, pad, dil, transposed, groups, cubeMathType, &g)) {
     return op.status();
   }
-  op.dtype("gradOutput", go.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT});
   op.shape_is("gradOutput", go, Shape{g.n, g.cout, g.ho, g.wo});
   if (mask[0]) {
     op.shape_is("gradInput", gi, x.shape);
@@ -575,7 +573,7 @@ FA_EXPORT aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(const aclTensor*
   op.shape_is("out", o, os);
   op.dtype_is("out", o, ACL_FLOAT);
   op.shape_is("indices", ind, os);
-  op.dtype("indices", ind.dtype, {ACL_INT32, ACL_INT64}, "INT32, INT64");
+  op.dtype("indices", ind.dtype, {ACL_INT32, ACL_INT64});
   if (op.status()) return op.status();
   return op.finish(0, [=](uint8_t*, uint64_t) {
     const std::vector<double> xv = load<double>(x);
@@ -629,10 +627,10 @@ FA_EXPORT aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
   op.tensor(gradInput, "gradInput", &gi, true);
   if (op.status() || !pool_geometry(op, x, k, st, pad, dil, ceilMode, &g)) return op.status();
   const Shape os = pool_out_shape(x, g);
-  op.dtype("gradOutput", go.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT});
   op.shape_is("gradOutput", go, os);
   op.shape_is("indices", ind, os);
-  op.dtype("indices", ind.dtype, {ACL_INT32, ACL_INT64}, "INT32, INT64");
+  op.dtype("indices", ind.dtype, {ACL_INT32, ACL_INT64});
   op.shape_is("gradInput", gi, x.shape);
   op.dtype_is("gradInput", gi, ACL_FLOAT);
   if (op.status()) return op.status();
@@ -670,7 +668,7 @@ FA_EXPORT aclnnStatus aclnnBatchNormGetWorkspaceSize(const aclTensor* input, con
   op.tensor(output, "output", &o, true);
   op.tensor(saveMean, "saveMean", &sm, true, !training);
   op.tensor(saveInvstd, "saveInvstd", &si, true, !training);
-  op.dtype("input", x.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("input", x.dtype, {ACL_FLOAT});
   if (op.status() ||
       !op.check(x.ndim() >= 2, "input must have at least 2 dimensions [N, C, ...], not " + shape_str(x.shape))) {
     return op.status();
@@ -752,7 +750,7 @@ FA_EXPORT aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, con
   op.tensor(out, "out", &o, true);
   op.tensor(meanOutOptional, "meanOutOptional", &m, true, true);
   op.tensor(rstdOutOptional, "rstdOutOptional", &r, true, true);
-  op.dtype("input", x.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("input", x.dtype, {ACL_FLOAT});
   if (op.status()) return op.status();
   const size_t k = norm.size(), rank = x.ndim();
   if (!op.check(k >= 1 && k <= rank && Shape(x.shape.end() - k, x.shape.end()) == norm,
@@ -816,8 +814,8 @@ FA_EXPORT aclnnStatus aclnnBatchNormBackwardGetWorkspaceSize(const aclTensor* gr
   if (mask[0]) op.tensor(gradInput, "gradInput", &gi, true);
   if (mask[1]) op.tensor(gradWeight, "gradWeight", &gw, true);
   if (mask[2]) op.tensor(gradBias, "gradBias", &gb, true);
-  op.dtype("gradOut", go.dtype, {ACL_FLOAT}, kCannCube);
-  op.dtype("input", x.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("gradOut", go.dtype, {ACL_FLOAT});
+  op.dtype("input", x.dtype, {ACL_FLOAT});
   if (op.status() ||
       !op.check(x.ndim() >= 2, "input must have at least 2 dimensions [N, C, ...], not " + shape_str(x.shape))) {
     return op.status();
@@ -939,7 +937,7 @@ FA_EXPORT aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor* gr
   op.int_array(stride, "stride", &st);
   op.int_array(padding, "padding", &pad);
   op.tensor(gradInput, "gradInput", &gi, true);
-  op.dtype("gradOutput", go.dtype, {ACL_FLOAT}, kCannCube);
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT});
   if (op.status() ||
       !avg_pool_checks(op, x, k, st, pad, ceilMode, divisorOverride, cubeMathType, &g, "stride", "padding")) {
     return op.status();

@@ -79,7 +79,7 @@ FA_EXPORT aclnnStatus aclnnExpandGetWorkspaceSize(const aclTensor* self, const a
   op.tensor(self, "self", &a, false);
   op.int_array(size, "size", &sz);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("self", a.dtype, FA_ALL_TYPES);
   if (op.status() || !expand_shape(op, a.shape, sz, &shape)) return op.status();
   op.shape_is("out", o, shape);
   op.dtype_is("out", o, a.dtype);
@@ -96,7 +96,7 @@ FA_EXPORT aclnnStatus aclnnPermuteGetWorkspaceSize(const aclTensor* self, const 
   op.tensor(self, "self", &a, false);
   op.int_array(dims, "dims", &d);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("self", a.dtype, FA_ALL_TYPES);
   if (op.status() || !permutation(op, d, a.ndim(), &axes)) return op.status();
   TDesc view = a;
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -118,7 +118,7 @@ FA_EXPORT aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList* tensors, int
   op.tensor(out, "out", &o, true);
   if (op.status() || !op.check(!ts.empty(), "tensors is an empty aclTensorList")) return op.status();
   for (size_t i = 0; i < ts.size(); ++i) {
-    op.dtype(("tensors[" + std::to_string(i) + "]").c_str(), ts[i].dtype, FA_ALL_TYPES, kCannAll);
+    op.dtype(("tensors[" + std::to_string(i) + "]").c_str(), ts[i].dtype, FA_ALL_TYPES);
   }
   const size_t rank = ts[0].ndim();
   int64_t ax = 0;
@@ -166,7 +166,7 @@ FA_EXPORT aclnnStatus aclnnStackGetWorkspaceSize(const aclTensorList* tensors, i
   if (op.status() || !op.check(!ts.empty(), "tensors is an empty aclTensorList")) return op.status();
   aclDataType r = ts[0].dtype;
   for (size_t i = 0; i < ts.size(); ++i) {
-    op.dtype(("tensors[" + std::to_string(i) + "]").c_str(), ts[i].dtype, FA_ALL_TYPES, kCannAll);
+    op.dtype(("tensors[" + std::to_string(i) + "]").c_str(), ts[i].dtype, FA_ALL_TYPES);
     op.check(ts[i].shape == ts[0].shape, "tensors[" + std::to_string(i) + "] shape " + shape_str(ts[i].shape) +
                                              " differs from tensors[0] shape " + shape_str(ts[0].shape));
     r = promote(r, ts[i].dtype);
@@ -199,7 +199,7 @@ FA_EXPORT aclnnStatus aclnnRepeatGetWorkspaceSize(const aclTensor* self, const a
   op.tensor(self, "self", &a, false);
   op.int_array(repeats, "repeats", &reps);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("self", a.dtype, FA_ALL_TYPES);
   if (op.status() || !op.check(reps.size() >= a.ndim(), "repeats " + shape_str(reps) + " has fewer entries than self " +
                                                             shape_str(a.shape) + " has dimensions")) {
     return op.status();
@@ -245,7 +245,7 @@ FA_EXPORT aclnnStatus aclnnConstantPadNdGetWorkspaceSize(const aclTensor* self, 
   op.int_array(pad, "pad", &p);
   op.scalar(value, "value", &v);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("self", a.dtype, FA_ALL_TYPES);
   if (op.status() || !op.check(p.size() % 2 == 0 && p.size() <= 2 * a.ndim(),
                                "pad " + shape_str(p) + " must have an even length of at most twice self's rank " +
                                    std::to_string(a.ndim()))) {
@@ -296,7 +296,7 @@ FA_EXPORT aclnnStatus aclnnFlipGetWorkspaceSize(const aclTensor* self, const acl
   op.tensor(self, "self", &a, false);
   op.int_array(dims, "dims", &d);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, FA_ALL_TYPES, kCannAll);
+  op.dtype("self", a.dtype, FA_ALL_TYPES);
   if (op.status()) return op.status();
   TDesc view = a;
   std::vector<bool> seen(a.ndim(), false);

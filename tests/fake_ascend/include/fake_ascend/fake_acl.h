@@ -49,6 +49,7 @@ typedef enum {
   ACL_FORMAT_FRACTAL_Z = 4,
   ACL_FORMAT_FRACTAL_NZ = 29,
   ACL_FORMAT_NCDHW = 30,
+  ACL_FORMAT_NCL = 47,
   FAKE_ACL_FORMAT_RANGE_ = 255  // not CANN's (see aclDataType)
 } aclFormat;
 
@@ -126,6 +127,8 @@ uint64_t fake_ascend_live_bytes(void);       // bytes of live aclrtMalloc blocks
 uint64_t fake_ascend_syncs(void);            // aclrtSynchronizeStream / aclrtSynchronizeDevice calls
 const char* fake_ascend_last_kernel(void);   // "aclnnAdd", ... of the last kernel run; "" when none
 void fake_ascend_reset_counters(void);       // zeroes launches and syncs, clears the last kernel
+// (libopapi.so) whether the fake's operator table (src/cann_table.cpp) has a row for the operator "aclnnXxx"
+bool fake_ascend_documented(const char* op);
 
 // ---- libnnopbase.so ----
 aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
@@ -206,7 +209,7 @@ FAKE_ACLNN_LAUNCH(aclnnMatmul)
 aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnSoftmax)
 aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* output, int64_t dim,
-                                                 aclTensor* gradInput, FAKE_ACLNN_TAIL);
+                                                 aclTensor* out, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnSoftmaxBackward)
 aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor* self, int64_t dim, aclTensor* out, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnLogSoftmax)
