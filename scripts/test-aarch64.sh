@@ -78,9 +78,12 @@ if [ "$ascend" != 0 ]; then
   "$(qemu_wrapper "$build/tests/fake_ascend/fake_ascend_tests")" --gtest_brief=1
   ascend_tests=$(qemu_wrapper "$build/tests/ascend/bprop_ascend_tests")
   "$ascend_tests" --gtest_brief=1
-  # The one test that needs a process of its own (two fake devices), as ctest runs it.
+  # The tests that need a process of their own (two fake devices; the first Ascend 910), as ctest runs them.
   "$ascend_tests" --gtest_brief=1 --gtest_filter=AscendOps.MixingDevicesIsAnErrorNamingBoth
+  "$ascend_tests" --gtest_brief=1 --gtest_filter=AscendFidelity.OnTheAtlasTrainingSeries*
   ASCEND_HOME_PATH="$build/fake_ascend" "$bprop" check --device ascend "$root"/tests/vectors/*.json
+  FAKE_ASCEND_SOC=Ascend910A ASCEND_HOME_PATH="$build/fake_ascend" "$bprop" check --device ascend \
+    "$root"/tests/vectors/*.json
   took "Ascend backend on the fake CANN"
 fi
 echo "== aarch64: all passed in $((SECONDS - all_start)) s =="

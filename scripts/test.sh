@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything present and runs every test: GoogleTest (ctest), the shared gradient vectors natively,
-# then the WebAssembly build and the JavaScript tests (which run the same vectors).
+# then the WebAssembly build and the JavaScript tests (which run the same vectors), the browser tests, and the
+# aarch64 cross build (the Ascend hosts' architecture) with its tests under qemu.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,3 +22,5 @@ bash scripts/setup.sh chromium
 node --test tests/browser/
 echo "== demo pages (headless Chromium) =="
 node --test tests/demos/
+echo "== aarch64 (Ascend hosts): cross build, tests under qemu =="
+bash scripts/test-aarch64.sh
