@@ -217,6 +217,9 @@ val typed_view(const Tensor& t) {
     case DType::Float32: return val(emscripten::typed_memory_view(n, t.data<float>()));
     case DType::Float64: return val(emscripten::typed_memory_view(n, t.data<double>()));
     case DType::Int32: return val(emscripten::typed_memory_view(n, t.data<int32_t>()));
+    case DType::Float16:
+    case DType::BFloat16:  // the bits
+      return val(emscripten::typed_memory_view(n, reinterpret_cast<const uint16_t*>(t.raw_data())));
     case DType::Bool: break;
   }
   return val(emscripten::typed_memory_view(n, reinterpret_cast<const uint8_t*>(t.raw_data())));
@@ -240,10 +243,28 @@ val from_bytes(val bytes, val shape, std::string dtype) {
   });
 }
 
+/// A tensor of a float dtype from JavaScript numbers: `bytes` holds them as float64, each converted to `dtype` (to a
+/// half dtype through float32, as every float64 value is).
+val from_numbers(val bytes, val shape, std::string dtype) {
+  return guarded([&] {
+    const DType dt = parse_dtype(dtype);
+    if (!is_float(dt)) throw DTypeError("bprop.tensor: numbers convert to a float dtype, not " + dtype);
+    const Shape s = to_shape(shape);
+    const size_t n = static_cast<size_t>(bytes["length"].as<double>()) / sizeof(double);
+    if (shape_numel(s) != static_cast<int64_t>(n)) {
+      throw ValueError("bprop.tensor: got " + std::to_string(n) + " values for shape " + shape_str(s));
+    }
+    Tensor wide = Tensor::empty(s, DType::Float64);
+    val(emscripten::typed_memory_view(n * sizeof(double), static_cast<uint8_t*>(wide.raw_data())))
+        .call<void>("set", bytes);
+    return handle_val(convert(wide, dt));
+  });
+}
+
 /// The dtype names in bprop::DType order (bp_dtype returns an index into them).
 val dtype_names() {
   val out = val::array();
-  for (int i = 0; i < 4; ++i) out.set(i, std::string(dtype_name(static_cast<DType>(i))));
+  for (int i = 0; i < 6; ++i) out.set(i, std::string(dtype_name(static_cast<DType>(i))));
   return out;
 }
 val to_string(uint32_t h, int max_elements) {
@@ -775,6 +796,7 @@ EMSCRIPTEN_BINDINGS(bprop) {
 
   function("fromBytes", &js::from_bytes);
   function("dtypeNames", &js::dtype_names);
+  function("fromNumbers", &js::from_numbers);
   function("toString", &js::to_string);
   function("clone", &js::clone);
   function("full", &js::full);

@@ -974,7 +974,7 @@ ERRORS = [
     E("leaky_relu/alpha_is_a_string", {"x": U((3,))}, [["y", "leaky_relu", "x", {"alpha": "0.1"}]], "value"),
     E("add/missing_required_argument", {"x": U((3,))}, [["y", "add", "x"]], "value"),
     E("exp/too_many_arguments", {"x": U((3,)), "y": U((3,))}, [["z", "exp", "x", "y"]], "value"),
-    E("cast/unknown_dtype", {"x": U((3,))}, [["y", "cast", "x", {"dtype": "float16"}]], "value"),
+    E("cast/unknown_dtype", {"x": U((3,))}, [["y", "cast", "x", {"dtype": "float8"}]], "value"),
     E("add/list_argument_to_a_non_list_op", {"x": U((3,)), "y": U((3,))}, [["z", "add", ["x", "y"]]], "value"),
     E("stack/empty_list", {"x": U((3,))}, [["z", "stack", []]], "value"),
     E("var/correction_not_0_or_1", {"x": U((4,))}, [["y", "var", "x", {"correction": 2}]], "value"),

@@ -1,7 +1,7 @@
 // Type declarations of the bprop package (web/index.js).
 
 /** Element types: float32, float64, int32, bool. */
-export type DType = 'float32' | 'float64' | 'int32' | 'bool';
+export type DType = 'float32' | 'float64' | 'float16' | 'bfloat16' | 'int32' | 'bool';
 export type Shape = number[];
 export type TypedData = Float32Array | Float64Array | Int32Array | Uint8Array;
 /** Nested arrays of numbers or booleans. */
@@ -310,8 +310,10 @@ export class Tensor {
   readonly rank: number;
   readonly size: number;
   readonly isDisposed: boolean;
-  /** A copy of the elements (Uint8Array for bool). */
+  /** A copy of the elements (Uint8Array for bool; a float16 / bfloat16 tensor's values as a Float32Array). */
   data(): TypedData;
+  /** The stored bits of a float16 / bfloat16 tensor (a copy); a ValueError for the other dtypes. */
+  bits(): Uint16Array;
   /** Nested arrays (a number or boolean for a 0-d tensor). */
   toArray(): NestedArray;
   /** The only element of a one-element tensor. */
@@ -857,7 +859,8 @@ export interface Bprop {
   /** Every registered op (catalogue ops and registered primitives), attributes as options. */
   readonly ops: { [K in OpName]: (...args: OpArg[]) => Tensor } & { [name: string]: (...args: OpArg[]) => Tensor };
 
-  tensor(data: NestedArray | TypedData | Tensor, options?: TensorOptions): Tensor;
+  /** float16 / bfloat16 data: numbers (rounded to nearest even), or a Uint16Array of the bits themselves. */
+  tensor(data: NestedArray | TypedData | Uint16Array | Tensor, options?: TensorOptions): Tensor;
   scalar(value: number, dtype?: DType): Tensor;
   zeros(shape: Shape, options?: DTypeOption): Tensor;
   ones(shape: Shape, options?: DTypeOption): Tensor;

@@ -27,6 +27,7 @@ import {
   disposedError,
   dtypeOfTypedArray,
   flatten,
+  isHalf,
   isPlainObject,
   Parameter,
   Tensor,
@@ -591,10 +592,20 @@ class Bprop {
       shape = shape ?? s;
     }
     const Typed = TYPED[dtype];
-    if (!Typed) throw new ValueError(`bprop.tensor: unknown dtype '${dtype}' (float32, float64, int32 or bool)`);
+    if (!Typed) {
+      throw new ValueError(
+        `bprop.tensor: unknown dtype '${dtype}' (float32, float64, float16, bfloat16, int32 or bool)`,
+      );
+    }
     const numel = shape.reduce((a, b) => a * b, 1);
     if (flat.length !== numel) {
       throw new ValueError(`bprop.tensor: got ${flat.length} values for shape (${shape.join(', ')})`);
+    }
+    if (isHalf(dtype) && !(flat instanceof Uint16Array)) {
+      // numbers (or a Float32Array / Float64Array): converted by the module, rounded once to nearest even
+      const wide = Float64Array.from(flat, (v) => (typeof v === 'boolean' ? Number(v) : v));
+      const bytes = new Uint8Array(wide.buffer);
+      return this._wrap(this._check(this._mod.fromNumbers(bytes, shape, dtype)));
     }
     const typed =
       flat instanceof Typed && dtype !== 'bool'

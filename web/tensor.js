@@ -6,12 +6,37 @@ import { ShapeError, ValueError } from './errors.js';
 export const isPlainObject = (v) =>
   v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof Tensor);
 
+/** The typed array holding each dtype's elements as stored (the half dtypes' bits in a Uint16Array). */
 export const TYPED = {
   float32: Float32Array,
   float64: Float64Array,
   int32: Int32Array,
   bool: Uint8Array,
+  float16: Uint16Array,
+  bfloat16: Uint16Array,
 };
+
+export const isHalf = (dtype) => dtype === 'float16' || dtype === 'bfloat16';
+
+/** float16 / bfloat16 bits (a Uint16Array) -> their values in a Float32Array (exact). */
+export function halfBitsToFloat32(bits, dtype) {
+  const out = new Float32Array(bits.length);
+  if (dtype === 'bfloat16') {
+    const words = new Uint32Array(out.buffer);
+    for (let i = 0; i < bits.length; ++i) words[i] = bits[i] << 16;
+    return out;
+  }
+  for (let i = 0; i < bits.length; ++i) {
+    const h = bits[i];
+    const sign = h & 0x8000 ? -1 : 1;
+    const exponent = (h >> 10) & 0x1f;
+    const mantissa = h & 0x3ff;
+    if (exponent === 0x1f) out[i] = mantissa ? NaN : sign * Infinity;
+    else if (exponent === 0) out[i] = sign * mantissa * 2 ** -24;
+    else out[i] = sign * (1024 + mantissa) * 2 ** (exponent - 25);
+  }
+  return out;
+}
 
 export function dtypeOfTypedArray(a) {
   if (a instanceof Float32Array) return 'float32';
@@ -93,8 +118,19 @@ export class Tensor {
   get size() {
     return this.shape.reduce((a, b) => a * b, 1);
   }
-  /** A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool). */
+  /**
+   * A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool; the
+   * values of a float16 / bfloat16 tensor as a Float32Array, exactly).
+   */
   data() {
+    const d = this._bp._data(this.handle);
+    return isHalf(this.dtype) ? halfBitsToFloat32(d, this.dtype) : d;
+  }
+  /** The stored bits of a float16 / bfloat16 tensor, a copy as a Uint16Array (a ValueError for other dtypes). */
+  bits() {
+    if (!isHalf(this.dtype)) {
+      throw new ValueError(`Tensor.bits: a ${this.dtype} tensor has no 16-bit float bits (float16 and bfloat16 do)`);
+    }
     return this._bp._data(this.handle);
   }
   /** The elements as nested arrays (booleans for bool tensors); a number for a 0-d tensor. */

@@ -105,7 +105,7 @@ int check_argnum(int argnum, size_t n, const char* api) {
 
 Tensor one_hot_like(const Tensor& like, int64_t k) {
   Tensor t = zeros(like.shape(), like.dtype());
-  visit_float(like.dtype(), [&]<typename T>() { t.data<T>()[k] = T(1); });
+  visit_storage_dtype(like.dtype(), [&]<typename T>() { t.data<T>()[k] = convert_element<T>(1.0); });
   return on_device_of(like, t);
 }
 }  // namespace

@@ -26,12 +26,13 @@ class Exporter final : public autodiff::GraphObserver {
     ids_.emplace(t.impl(), id);
     json values = json::array();
     const int64_t n = std::min<int64_t>(t.numel(), max_values_);
-    visit_dtype(t.dtype(), [&]<typename T>() {
+    visit_storage_dtype(t.dtype(), [&]<typename T>() {
       const T* p = t.data<T>();
       for (int64_t i = 0; i < n; ++i) {
-        if constexpr (std::is_floating_point_v<T>) {
-          if (std::isfinite(p[i])) values.push_back(static_cast<double>(p[i]));
-          else values.push_back(std::isnan(p[i]) ? "nan" : (p[i] > 0 ? "inf" : "-inf"));
+        if constexpr (is_floating_type_v<T>) {
+          const double v = convert_element<double>(p[i]);
+          if (std::isfinite(v)) values.push_back(v);
+          else values.push_back(std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
         } else {
           values.push_back(p[i]);
         }

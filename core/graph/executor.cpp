@@ -7,6 +7,7 @@
 #include "bprop/device.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
+#include "registry/half_kernels.h"
 
 namespace bprop::graph {
 namespace {
@@ -31,7 +32,7 @@ Tensor run_node(const GraphNode& n, const std::vector<Tensor>& inputs, Tensor pl
   if (n.op->allocates_output && !out.defined()) out = Tensor::empty(n.shape, n.dtype, Backend::CPU, n.op->name);
   KernelCtx ctx{*n.op, inputs, n.attrs, n.shape, n.dtype, out};
   try {
-    n.op->kernels[static_cast<int>(Backend::CPU)](ctx);
+    run_cpu_kernel(n.op->kernels[static_cast<int>(Backend::CPU)], ctx);
   } catch (const std::bad_alloc&) {
     out_of_memory(n.op->name, n.shape, n.dtype);
   } catch (const std::length_error&) {

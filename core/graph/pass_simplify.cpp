@@ -14,14 +14,14 @@ namespace {
 bool all_equal(const Tensor& device_or_host, double v, bool signed_zero = false) {
   const Tensor t = device_or_host.cpu();  // (a constant on a device is read through a copy)
   bool ok = true;
-  visit_dtype(t.dtype(), [&]<typename T>() {
+  visit_storage_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       ok = false;
     } else {
       const T* p = t.data<T>();
       for (int64_t i = 0; i < t.numel() && ok; ++i) {
-        const double e = static_cast<double>(p[i]);
-        ok = e == v && (!signed_zero || !std::is_floating_point_v<T> || std::signbit(e) == std::signbit(v));
+        const double e = convert_element<double>(p[i]);
+        ok = e == v && (!signed_zero || !is_floating_type_v<T> || std::signbit(e) == std::signbit(v));
       }
     }
   });

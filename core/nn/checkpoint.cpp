@@ -31,7 +31,8 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;  // the limit safetensors its
 
 bool parse_dtype_name(const std::string& s, DType* dt) {
   static const std::pair<const char*, DType> kNames[] = {
-      {"F32", DType::Float32}, {"F64", DType::Float64}, {"I32", DType::Int32}, {"BOOL", DType::Bool}};
+      {"F32", DType::Float32}, {"F64", DType::Float64}, {"F16", DType::Float16}, {"BF16", DType::BFloat16},
+      {"I32", DType::Int32},   {"BOOL", DType::Bool}};
   for (const auto& [n, d] : kNames) {
     if (s == n) {
       *dt = d;
@@ -142,8 +143,8 @@ Checkpoint parse(const uint8_t* bytes, size_t size, const std::string& where) {
     if (!jd.is_string()) load_error(where, t + ": dtype is not a string");
     Entry e{name, DType::Float32, {}, 0, 0};
     if (!parse_dtype_name(jd.get<std::string>(), &e.dtype)) {
-      load_error(where,
-                 t + " has dtype " + jd.get<std::string>() + ", which bprop does not read (F32, F64, I32, BOOL)");
+      load_error(where, t + " has dtype " + jd.get<std::string>() +
+                            ", which bprop does not read (F32, F64, F16, BF16, I32, BOOL)");
     }
     const auto& js = info["shape"];
     if (!js.is_array()) load_error(where, t + ": shape is not an array");
@@ -295,6 +296,10 @@ const char* safetensors_dtype_name(DType dtype) {
       return "F64";
     case DType::Int32:
       return "I32";
+    case DType::Float16:
+      return "F16";
+    case DType::BFloat16:
+      return "BF16";
     case DType::Bool:
       break;
   }

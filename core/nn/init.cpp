@@ -25,9 +25,9 @@ constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
 template <typename Gen>
 Tensor fill(const Shape& shape, DType dtype, Gen&& gen) {
   Tensor out = Tensor::empty(shape, dtype);
-  visit_float(dtype, [&]<typename T>() {
+  visit_storage_dtype(dtype, [&]<typename T>() {
     T* p = out.data<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) p[i] = static_cast<T>(gen());
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] = convert_element<T>(gen());
   });
   return out;
 }

@@ -90,9 +90,9 @@ Embedding::Embedding(int64_t vocab_size, int64_t embedding_size, EmbeddingOption
                        std::to_string(vocab_));
     }
     if (row < 0) row += vocab_;
-    visit_float(table.dtype(), [&]<typename T>() {
+    visit_storage_dtype(table.dtype(), [&]<typename T>() {
       T* p = table.data<T>() + row * size_;
-      for (int64_t j = 0; j < size_; ++j) p[j] = T(0);
+      for (int64_t j = 0; j < size_; ++j) p[j] = convert_element<T>(0.0);
     });
   }
   embedding_table = register_parameter("embedding_table", Parameter(table, "embedding_table"));

@@ -254,7 +254,9 @@ Tensor cached_scalar(double v, DType dt) {
     if (!impl.trace.empty() || impl.is_parameter || impl.requires_grad || impl.numel != 1 || !impl.shape.empty()) {
       return false;
     }
-    return visit_dtype(s.dt, [&]<typename T>() { return s.t.data<T>()[0] == static_cast<T>(s.v); });
+    return visit_storage_dtype(s.dt, [&]<typename T>() {
+      return convert_element<double>(s.t.data<T>()[0]) == convert_element<double>(convert_element<T>(s.v));
+    });
   };
   for (Slot& s : slots) {
     if (s.t.defined() && s.dt == dt && std::memcmp(&s.v, &v, sizeof v) == 0 && intact(s)) return s.t;

@@ -15,7 +15,7 @@ using namespace opdef;
 // The seed held by a 0-d key tensor: a whole number in [0, 2^53) (float64 holds every such integer exactly).
 uint64_t seed_of(const Tensor& key, const std::string& op) {
   double v = 0.0;
-  visit_dtype(key.dtype(), [&]<typename T>() { v = static_cast<double>(key.data<T>()[0]); });
+  visit_storage_dtype(key.dtype(), [&]<typename T>() { v = convert_element<double>(key.data<T>()[0]); });
   if (!(v >= 0.0 && v < 9007199254740992.0) || std::floor(v) != v) {
     throw ValueError("For '" + op + "', the key must hold a whole number in [0, 2^53), got " + std::to_string(v));
   }

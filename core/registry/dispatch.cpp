@@ -9,6 +9,7 @@
 #include "autodiff/tape.h"
 #include "bprop/registry.h"
 #include "graph/trace.h"
+#include "registry/half_kernels.h"
 
 namespace bprop {
 namespace {
@@ -108,7 +109,8 @@ Device place_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vec
 void run_kernel(const KernelFn& kernel, KernelCtx& kctx) {
   try {
     KernelDepth depth(kctx.device);
-    kernel(kctx);
+    if (kctx.device.is_cpu()) run_cpu_kernel(kernel, kctx);  // (float16 / bfloat16 computed in float32)
+    else kernel(kctx);
   } catch (const std::bad_alloc&) {  // a kernel's own scratch memory
     throw MemoryError("For '" + kctx.op.name + "', out of memory while computing the output of shape " +
                       shape_str(kctx.out_shape) + " " + dtype_name(kctx.out_dtype));

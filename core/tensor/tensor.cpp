@@ -177,9 +177,9 @@ std::vector<T> Tensor::to_vector() const {
   if (backend() == Backend::Graph) graph::throw_no_value("to_vector()");
   if (backend() != Backend::CPU) return cpu().to_vector<T>();
   std::vector<T> out(static_cast<size_t>(numel()));
-  visit_dtype(dtype(), [&]<typename S>() {
+  visit_storage_dtype(dtype(), [&]<typename S>() {
     const S* p = data<S>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(p[i]);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = convert_element<T>(p[i]);
   });
   return out;
 }
@@ -196,7 +196,7 @@ double Tensor::item() const {
                      ", expected exactly one");
   }
   if (backend() != Backend::CPU) return cpu().item();
-  return visit_dtype(dtype(), [&]<typename S>() { return static_cast<double>(data<S>()[0]); });
+  return visit_storage_dtype(dtype(), [&]<typename S>() { return convert_element<double>(data<S>()[0]); });
 }
 
 Tensor Tensor::detach() const {
@@ -233,6 +233,8 @@ void format_value(std::string& out, DType dt, const void* p, int64_t i) {
     case DType::Float64: out += format_g(static_cast<const double*>(p)[i]); break;
     case DType::Int32: out += std::to_string(static_cast<const int32_t*>(p)[i]); break;
     case DType::Bool: out += static_cast<const bool*>(p)[i] ? "true" : "false"; break;
+    case DType::Float16: out += format_g(static_cast<float>(static_cast<const Half*>(p)[i])); break;
+    case DType::BFloat16: out += format_g(static_cast<float>(static_cast<const BFloat16*>(p)[i])); break;
   }
 }
 
@@ -281,7 +283,7 @@ namespace {
 template <typename Gen>
 Tensor fill_with(const Shape& shape, DType dtype, Gen gen) {
   Tensor t = Tensor::empty(shape, dtype);
-  visit_dtype(dtype, [&]<typename T>() {
+  visit_storage_dtype(dtype, [&]<typename T>() {
     T* p = t.data<T>();
     for (int64_t i = 0; i < t.numel(); ++i) p[i] = convert_element<T>(gen(i));
   });
@@ -377,8 +379,8 @@ Tensor convert(const Tensor& t, DType dtype) {
   if (t.backend() == Backend::Graph) graph::throw_no_value("a raw conversion (convert)");
   if (t.backend() != Backend::CPU) return convert(t.cpu(), dtype).to(t.device());
   Tensor out = Tensor::empty(t.shape(), dtype);
-  visit_dtype(t.dtype(), [&]<typename S>() {
-    visit_dtype(dtype, [&]<typename D>() {
+  visit_storage_dtype(t.dtype(), [&]<typename S>() {
+    visit_storage_dtype(dtype, [&]<typename D>() {
       const S* src = t.data<S>();
       D* dst = out.data<D>();
       for (int64_t i = 0; i < t.numel(); ++i) dst[i] = convert_element<D>(src[i]);

@@ -9,6 +9,7 @@
 
 #include "bprop/vectors.h"
 #include "tensor/file_io.h"
+#include "tensor/format.h"
 #include "tensor/json_depth.h"
 
 namespace bprop::vectors {
@@ -61,15 +62,27 @@ std::string string_of(const json& j, const std::string& field) {
   return j.get<std::string>();
 }
 
+// Whether v is a value of the half dtype `dt` (NaN counts as one).
+bool representable_in(DType dt, double v) {
+  if (v != v) return true;
+  const float f = static_cast<float>(v);
+  if (static_cast<double>(f) != v) return false;
+  const float back = dt == DType::Float16 ? half_bits_to_float(float_to_half_bits(f))
+                                          : bfloat16_bits_to_float(float_to_bfloat16_bits(f));
+  return back == f;
+}
+
 DType dtype_of(const json& j, const std::string& field, bool float_only) {
   const std::string s = string_of(j, field);
   if (s == "float32") return DType::Float32;
   if (s == "float64") return DType::Float64;
+  if (s == "float16") return DType::Float16;
+  if (s == "bfloat16") return DType::BFloat16;
   if (!float_only && s == "int32") return DType::Int32;
   if (!float_only && s == "bool") return DType::Bool;
   fail(field, "unknown dtype \"" + s + "\" (expected " +
-                  (float_only ? std::string("\"float32\" or \"float64\"")
-                              : std::string("\"float32\", \"float64\", \"int32\" or \"bool\"")) +
+                  (float_only ? std::string("\"float32\", \"float64\", \"float16\" or \"bfloat16\"")
+                              : std::string("\"float32\", \"float64\", \"float16\", \"bfloat16\", \"int32\" or \"bool\"")) +
                   ")");
 }
 
@@ -145,6 +158,10 @@ VTensor tensor_of(const json& j, const std::string& field) {
         } else {
           fail(f, "a float tensor holds numbers or \"nan\", \"inf\", \"-inf\", got " +
                       (v.is_string() ? "\"" + v.get<std::string>() + "\"" : type_name(v)));
+        }
+        if (is_half(t.dtype) && !representable_in(t.dtype, t.data.back())) {
+          fail(f, "is " + format_g(t.data.back(), 17) + ", which " + dtype_name(t.dtype) +
+                      " does not hold exactly (data of a half tensor are values of that dtype)");
         }
     }
   }
@@ -311,6 +328,8 @@ Case case_of(const json& c) {
 
 std::pair<double, double> default_tolerances(DType dtype) {
   if (dtype == DType::Float64) return {1e-10, 1e-12};
+  if (dtype == DType::Float16) return {1e-3, 1e-5};  // torch.testing.assert_close's
+  if (dtype == DType::BFloat16) return {1.6e-2, 1e-5};
   return {1e-5, 1e-6};
 }
 

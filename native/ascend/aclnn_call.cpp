@@ -10,6 +10,8 @@ acl::aclDataType acl_dtype(DType dt) {
     case DType::Float64: return acl::ACL_DOUBLE;
     case DType::Int32: return acl::ACL_INT32;
     case DType::Bool: return acl::ACL_BOOL;
+    case DType::Float16: return acl::ACL_FLOAT16;
+    case DType::BFloat16: return acl::ACL_BF16;
   }
   return acl::ACL_DT_UNDEFINED;
 }
@@ -62,6 +64,9 @@ AclScalarArg::AclScalarArg(double value, DType dtype) {
     case DType::Float64: value_.d = value; v = &value_.d; break;
     case DType::Int32: value_.i = static_cast<int32_t>(value); v = &value_.i; break;
     case DType::Bool: value_.b = value != 0.0; v = &value_.b; break;
+    case DType::Float16:
+    case DType::BFloat16:  // (a half scalar is passed as float32, which CANN casts)
+      value_.f = static_cast<float>(value); v = &value_.f; dtype = DType::Float32; break;
   }
   p_ = fn().aclCreateScalar(v, acl_dtype(dtype));
   if (!p_) throw ValueError("Ascend: aclCreateScalar failed: " + Runtime::get().lib().recent_error());

@@ -33,6 +33,17 @@ class AscendBackend final : public DeviceBackend {
   void synchronize(int index) override { Runtime::get().device(index).synchronize(); }
 };
 
+// float16 and bfloat16 calls are not computed on the NPU yet: declined (counted), they run on the CPU in float32.
+KernelFn declining_half(KernelFn kernel) {
+  return [kernel = std::move(kernel)](KernelCtx& c) {
+    if (is_half(c.out_dtype)) throw KernelDeclined{std::string(dtype_name(c.out_dtype)) + " on the NPU"};
+    for (const Tensor& t : c.inputs) {
+      if (t.defined() && is_half(t.dtype())) throw KernelDeclined{std::string(dtype_name(t.dtype())) + " on the NPU"};
+    }
+    kernel(c);
+  };
+}
+
 }  // namespace
 
 DeviceBackend& load_backend() {
@@ -43,7 +54,7 @@ DeviceBackend& load_backend() {
     for (DeviceKernel& k : aclnn_kernels()) {
       bool present = rt.lib().has_aclnn(k.aclnn);
       for (const std::string& other : k.also) present = present && rt.lib().has_aclnn(other);
-      if (present) registry().set_kernel(k.op, Backend::Ascend, std::move(k.kernel));
+      if (present) registry().set_kernel(k.op, Backend::Ascend, declining_half(std::move(k.kernel)));
     }
   });
   return backend;

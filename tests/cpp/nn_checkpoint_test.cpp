@@ -303,7 +303,8 @@ TEST(NnCheckpoint, CorruptFilesFailClearlyAndLeaveTheModelUnchanged) {
                  {"8 bytes after the last tensor"});
   expect_corrupt("span", build_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", four),
                  {"'a'", "span 16 bytes", "needs 12"});
-  expect_corrupt("f16", build_file(R"({"a":{"dtype":"F16","shape":[8],"data_offsets":[0,16]}})", four), {"'a'", "F16"});
+  expect_corrupt("f8", build_file(R"({"a":{"dtype":"F8_E4M3","shape":[16],"data_offsets":[0,16]}})", four),
+                 {"'a'", "F8_E4M3"});
   expect_corrupt("bool_byte",
                  build_file(R"({"a":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}})", std::vector<uint8_t>{1, 2}),
                  {"'a'", "BOOL"});

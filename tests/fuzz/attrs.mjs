@@ -66,7 +66,7 @@ export function genAttrValue(rng, spec, shapes, hostileRate) {
     case 'string':
       return spec.choices && rng.chance(0.9) ? rng.pick(spec.choices) : rng.pick(['', 'none', 'MEAN', 'bogus']);
     case 'dtype':
-      return rng.chance(0.95) ? rng.pick(DTYPES) : rng.pick(['float16', 'int64', 'Float32']);
+      return rng.chance(0.95) ? rng.pick(DTYPES) : rng.pick(['float16', 'bfloat16', 'float8', 'int64', 'Float32']);
     case 'axes':
       return axesValue(rng, r);
     case 'int_pair':

@@ -72,7 +72,7 @@ function spoil(rng, t) {
     [3, () => Object.assign(t, { shape: hostileShape(rng), data: rng.pick([[], [1], [1, 2]]) })],
     [2, () => n > 0 && (t.data[rng.int(0, n - 1)] = pickFrom(rng, HOSTILE_DATA[t.dtype] ?? HOSTILE_FLOAT_DATA))],
     [2, () => (n > 0 && rng.chance(0.5) ? t.data.pop() : t.data.push(t.data[0] ?? 1))],
-    [1, () => (t.dtype = rng.pick(['float16', 'int64', '', 'Float32', 3, null]))],
+    [1, () => (t.dtype = rng.pick(['float8', 'int64', '', 'Float32', 3, null]))],
     [1, () => (t.data = rng.pick([null, 'abc', { a: 1 }, [t.data]]))],
     [0.5, () => delete t.dtype],
     [0.5, () => (t.extra = 1)],

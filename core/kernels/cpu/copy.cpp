@@ -164,12 +164,12 @@ void fill_tensor(Tensor& t, double value) {
     std::memset(t.raw_data(), 0, t.nbytes());
     return;
   }
-  visit_dtype(t.dtype(), [&]<typename T>() {
+  visit_storage_dtype(t.dtype(), [&]<typename T>() {
     T* p = t.data<T>();
     T v;
     if constexpr (std::is_same_v<T, bool>) v = value != 0.0;
     else if constexpr (std::is_integral_v<T>) v = std::isnan(value) ? T(0) : static_cast<T>(std::clamp(value, -2147483648.0, 2147483647.0));
-    else v = static_cast<T>(value);
+    else v = convert_element<T>(value);
     parallel_for(n, kParallelGrain * 4, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
   });
 }
