@@ -252,7 +252,9 @@ Tensor cross_entropy_decomp(const std::vector<Tensor>& in, const Attrs& attrs) {
 bool on_host(const Tensor& t) { return t.backend() == Backend::CPU || t.backend() == Backend::Graph; }
 
 bool cross_entropy_fast(const std::vector<Tensor>& in, const Attrs& attrs) {
-  return on_host(in[0]) && on_host(in[1]) && in[0].dim() == 2 && !input_at(in, 2).defined() && attrs.get_float("label_smoothing") == 0.0 &&
+  // (half logits take the decomposition: its ops compute in float32 and round as every half op does)
+  return on_host(in[0]) && on_host(in[1]) && !is_half(in[0].dtype()) && in[0].dim() == 2 &&
+         !input_at(in, 2).defined() && attrs.get_float("label_smoothing") == 0.0 &&
          attrs.get_string("reduction") != "none";
 }
 
@@ -339,13 +341,14 @@ Tensor bce_decomp(const std::vector<Tensor>& in, const Attrs& attrs) {
 
 void check_probabilities(const KernelCtx& c) {
   const Tensor p = c.inputs[0].cpu();  // (probabilities on a device are read through a copy)
-  visit_float(p.dtype(), [&]<typename T>() {
+  visit_storage_dtype(p.dtype(), [&]<typename T>() {
     const T* v = p.data<T>();
     for (int64_t i = 0; i < p.numel(); ++i) {
-      if (!(v[i] >= T(0) && v[i] <= T(1))) {
+      const double x = convert_element<double>(v[i]);
+      if (!(x >= 0.0 && x <= 1.0)) {
         throw ValueError("For 'binary_cross_entropy', every element of 'probs' must be between 0 and 1, got " +
-                         std::to_string(static_cast<double>(v[i])) + " at flat position " + std::to_string(i) +
-                         " of shape " + shape_str(p.shape()));
+                         std::to_string(x) + " at flat position " + std::to_string(i) + " of shape " +
+                         shape_str(p.shape()));
       }
     }
   });

@@ -223,6 +223,27 @@ TEST(Half, OpsComputeInFloat32AndRoundOnce) {
   EXPECT_EQ(ops::argmax(tensor({1, 5, 3}, {3}, DType::Float16), 0).item(), 1.0);
 }
 
+TEST(Half, LossesWithElementReadingFastPathsTakeHalfInputs) {
+  // cross_entropy's fused host kernel and binary_cross_entropy's range check read elements themselves
+  const Tensor logits = randn({4, 5}, 7, DType::BFloat16);
+  const Tensor labels = tensor_i32({0, 3, 4, 1}, {4});
+  const Tensor ce = ops::cross_entropy(logits, labels);
+  ASSERT_EQ(ce.dtype(), DType::BFloat16);
+  EXPECT_NEAR(ce.item(), ops::cross_entropy(ops::cast(logits, DType::Float32), labels).item(), 2e-2);
+  const Tensor p = tensor({0.25, 0.5, 0.875}, {3}, DType::Float16), t = tensor({0, 1, 1}, {3}, DType::Float16);
+  EXPECT_NEAR(ops::binary_cross_entropy(p, t).item(),
+              ops::binary_cross_entropy(ops::cast(p, DType::Float32), ops::cast(t, DType::Float32)).item(), 2e-3);
+  const std::string e = [&] {
+    try {
+      ops::binary_cross_entropy(tensor({1.5}, {1}, DType::Float16), tensor({1}, {1}, DType::Float16));
+    } catch (const ValueError& err) {
+      return std::string(err.what());
+    }
+    return std::string("(no error)");
+  }();
+  EXPECT_NE(e.find("must be between 0 and 1, got 1.5"), std::string::npos) << e;
+}
+
 TEST(Half, GradientsOfHalfTensorsAreHalfToSecondOrder) {
   const Tensor x = tensor({0.5, -1.25, 2.0}, {3}, DType::BFloat16);
   const Fn f = [](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::sin(a[0]) * a[0]); };

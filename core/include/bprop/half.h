@@ -59,30 +59,16 @@ constexpr uint16_t float_to_bfloat16_bits(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + odd) >> 16);
 }
 
-/// Storage types of the two formats: a tensor's elements, read and written through float32.
-struct Half {
+/// A storage type of one of the two formats: a tensor's element, read and written through float32.
+template <uint16_t (*Encode)(float), float (*Decode)(uint16_t)>
+struct Float16Storage {
   uint16_t bits = 0;
-  Half() = default;
-  explicit Half(float f) : bits(float_to_half_bits(f)) {}
-  static Half from_bits(uint16_t b) {
-    Half h;
-    h.bits = b;
-    return h;
-  }
-  operator float() const { return half_bits_to_float(bits); }  // NOLINT(google-explicit-constructor): widening is exact
+  Float16Storage() = default;
+  explicit Float16Storage(float f) : bits(Encode(f)) {}
+  operator float() const { return Decode(bits); }  // NOLINT(google-explicit-constructor): widening is exact
 };
-
-struct BFloat16 {
-  uint16_t bits = 0;
-  BFloat16() = default;
-  explicit BFloat16(float f) : bits(float_to_bfloat16_bits(f)) {}
-  static BFloat16 from_bits(uint16_t b) {
-    BFloat16 h;
-    h.bits = b;
-    return h;
-  }
-  operator float() const { return bfloat16_bits_to_float(bits); }  // NOLINT(google-explicit-constructor)
-};
+using Half = Float16Storage<float_to_half_bits, half_bits_to_float>;
+using BFloat16 = Float16Storage<float_to_bfloat16_bits, bfloat16_bits_to_float>;
 
 /// n values converted in one pass (the kernels' tiles and the copies in and out of float32).
 void half_to_float(const Half* in, float* out, int64_t n);
