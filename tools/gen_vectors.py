@@ -195,9 +195,8 @@ def fd_compare(case, what, analytic, func, arrays):
                                % (case.name, what, n, k, float(an[k]), float(fd)))
 
 
-def compute(case):
-    """Returns the JSON object of one case."""
-    rng, arrays, kinds = make_inputs(case)
+def case_header(case, arrays, kinds):
+    """name, dtype, inputs, program and output of a case's JSON object."""
     obj = OrderedDict()
     obj["name"] = case.name
     obj["dtype"] = case.dtype
@@ -205,6 +204,13 @@ def compute(case):
                                 for n, a in arrays.items())
     obj["program"] = case.program
     obj["output"] = case.output
+    return obj
+
+
+def compute(case):
+    """Returns the JSON object of one case."""
+    rng, arrays, kinds = make_inputs(case)
+    obj = case_header(case, arrays, kinds)
     if case.error:
         if case.wrt:
             obj["wrt"] = case.wrt
@@ -377,13 +383,7 @@ def half_compute(case):
         value = value.to(hdt) if value.is_floating_point() else value
         grads = [g.to(hdt) for g in grads]
         second = [x.to(hdt) for x in second] if second is not None else None
-    obj = OrderedDict()
-    obj["name"] = case.name
-    obj["dtype"] = case.dtype
-    obj["inputs"] = OrderedDict((n, tensor_json(a, case.dtype if kinds[n] == "float" else kinds[n], case.dtype))
-                                for n, a in arrays.items())
-    obj["program"] = case.program
-    obj["output"] = case.output
+    obj = case_header(case, arrays, kinds)
     if sens_arr is not None:
         obj["sens"] = tensor_json(sens_arr, case.dtype, case.dtype)
     if case.wrt:
