@@ -2,8 +2,9 @@
 # Installs the Debian packages bprop builds with (and any named as arguments), when missing (needs root).
 set -euo pipefail
 # libopenblas0-pthread: large GEMMs run on OpenBLAS, loaded at run time (bprop works without it, on Eigen alone)
+# libdnnl2: bfloat16 GEMMs run on oneDNN, loaded at run time (without it they run on float32 copies)
 # openmpi-bin, libopenmpi-dev: the MPI implementation of bprop::dist (data parallel training, mpirun)
-needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev zlib1g-dev libopenblas0-pthread dataset-fashion-mnist openmpi-bin libopenmpi-dev "$@")  # callers may name extra packages
+needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev zlib1g-dev libopenblas0-pthread libdnnl2 dataset-fashion-mnist openmpi-bin libopenmpi-dev "$@")  # callers may name extra packages
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

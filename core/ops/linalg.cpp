@@ -1,9 +1,11 @@
 // Linear algebra: matmul(a, b) with NumPy's semantics (1-D promotion, batches, broadcast batch dims), and the
 // internal matmul_t(a, b, transpose_a, transpose_b) its bprop runs on (MindSpore's MatMul attributes): the
-// transposes of dA = dout B^T and dB = A^T dout become GEMM flags instead of copies.
+// transposes of dA = dout B^T and dB = A^T dout become GEMM flags instead of copies. bfloat16 products run on
+// oneDNN when it is there (a half fast path, OpDef::cpu_half); other half calls compute on float32 copies.
 #include <algorithm>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/onednn.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -82,17 +84,72 @@ MatmulDims matmul_t_dims(const InferCtx& c) {
   return d;
 }
 
+// The GEMMs of a matmul on operands and output of one type T: cpu::gemm (OpenBLAS when large) on the calling
+// thread, or cpu::gemm_threaded over the threads.
+template <typename T>
+struct StoredTypeGemm {
+  using In = T;
+  using Out = T;
+  static constexpr int64_t kGrain = cpu::kGemmGrain;
+  template <cpu::Trans TA, cpu::Trans TB>
+  void one(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+           int64_t ldc) const {
+    cpu::gemm<TA, TB>(m, n, k, a, lda, b, ldb, T(0), c, ldc);
+  }
+  template <cpu::Trans TA, cpu::Trans TB>
+  void threaded(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                int64_t ldc) const {
+    cpu::gemm_threaded<TA, TB>(m, n, k, a, lda, b, ldb, T(0), c, ldc);
+  }
+};
+
+// The GEMMs of a bfloat16 matmul on oneDNN (cpu::bf16_gemm_rounded): bfloat16 operands, float32 sums rounded once
+// into the bfloat16 output, as on the widened path.
+struct Bf16Gemm {
+  using In = BFloat16;
+  using Out = BFloat16;
+  // Multiply-adds from which a GEMM is split over the threads: far more than cpu::kGemmGrain, as AMX runs about
+  // 2^18 of them per microsecond and each piece repacks the shared operand. Measured on a 2-core VM, where handing
+  // work to the pool costs about 100 us: two threads lost up to 512^3 (a 512^3 product took 1.2x as long split in
+  // two) and won from 768^3 (1.3x faster), 4 x 384^3 stacked.
+  static constexpr int64_t kGrain = int64_t{1} << 27;
+
+  template <cpu::Trans TA, cpu::Trans TB>
+  void one(int64_t m, int64_t n, int64_t k, const BFloat16* a, int64_t lda, const BFloat16* b, int64_t ldb,
+           BFloat16* c, int64_t ldc) const {
+    cpu::bf16_gemm_rounded(TA == cpu::Trans::Yes, TB == cpu::Trans::Yes, m, n, k, a, lda, b, ldb, c, ldc);
+  }
+  // The rows of C (or its columns, when there are more of them) split over the threads, as cpu::gemm_threaded does.
+  template <cpu::Trans TA, cpu::Trans TB>
+  void threaded(int64_t m, int64_t n, int64_t k, const BFloat16* a, int64_t lda, const BFloat16* b, int64_t ldb,
+                BFloat16* c, int64_t ldc) const {
+    using cpu::Trans;
+    if (m >= n) {
+      const int64_t row_cost = std::max<int64_t>(1, n * k);
+      cpu::parallel_for(m, std::max<int64_t>(1, kGrain / row_cost), [&](int64_t r0, int64_t r1) {
+        one<TA, TB>(r1 - r0, n, k, a + (TA == Trans::Yes ? r0 : r0 * lda), lda, b, ldb, c + r0 * ldc, ldc);
+      });
+    } else {
+      const int64_t col_cost = std::max<int64_t>(1, m * k);
+      cpu::parallel_for(n, std::max<int64_t>(1, kGrain / col_cost), [&](int64_t c0, int64_t c1) {
+        one<TA, TB>(m, c1 - c0, k, a, lda, b + (TB == Trans::Yes ? c0 * ldb : c0), ldb, c + c0, ldc);
+      });
+    }
+  }
+};
+
 // Every output batch's op(a) @ op(b), row-major, where op transposes a stored (k, n) a when TA and a stored (m, k)
-// b when TB; the GEMMs go through cpu::gemm (OpenBLAS when large).
-template <cpu::Trans TA, cpu::Trans TB, typename T>
-void matmul_impl(const T* a, const T* b, T* c, const MatmulDims& d) {
+// b when TB; the GEMMs go through `g` (StoredTypeGemm or Bf16Gemm).
+template <cpu::Trans TA, cpu::Trans TB, typename G>
+void matmul_impl(const typename G::In* a, const typename G::In* b, typename G::Out* c, const MatmulDims& d,
+                 const G& g) {
   using cpu::Trans;
   const int64_t nb = shape_numel(d.batch);
   if (nb == 0 || d.n == 0 || d.m == 0) return;
   const int64_t lda = TA == Trans::Yes ? d.n : d.k, ldb = TB == Trans::Yes ? d.k : d.m;
   if (TA == Trans::No && shape_numel(d.b_batch) == 1 && shape_numel(d.a_batch) == nb) {
     // One b for every batch: a's batches stack into the rows of a single GEMM.
-    cpu::gemm_threaded<Trans::No, TB>(nb * d.n, d.m, d.k, a, lda, b, ldb, T(0), c, d.m);
+    g.template threaded<Trans::No, TB>(nb * d.n, d.m, d.k, a, lda, b, ldb, c, d.m);
     return;
   }
   // Offsets (in matrices) of each output batch's a and b.
@@ -107,18 +164,54 @@ void matmul_impl(const T* a, const T* b, T* c, const MatmulDims& d) {
   auto a_of = [&](int64_t i) { return a + a_off[static_cast<size_t>(i)] * a_mat; };
   auto b_of = [&](int64_t i) { return b + b_off[static_cast<size_t>(i)] * b_mat; };
   const int64_t cost = std::max<int64_t>(1, d.n * d.k * d.m);
-  if (nb >= cpu::num_threads() || cost < cpu::kGemmGrain) {
+  if (nb >= cpu::num_threads() || cost < G::kGrain) {
     // Batches enough for every thread, or too small to split: whole GEMMs, the batches split over the threads.
-    cpu::parallel_for(nb, std::max<int64_t>(1, cpu::kGemmGrain / cost), [&](int64_t s, int64_t e) {
+    cpu::parallel_for(nb, std::max<int64_t>(1, G::kGrain / cost), [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) {
-        cpu::gemm<TA, TB>(d.n, d.m, d.k, a_of(i), lda, b_of(i), ldb, T(0), c + i * c_mat, d.m);
+        g.template one<TA, TB>(d.n, d.m, d.k, a_of(i), lda, b_of(i), ldb, c + i * c_mat, d.m);
       }
     });
     return;
   }
   for (int64_t i = 0; i < nb; ++i) {
-    cpu::gemm_threaded<TA, TB>(d.n, d.m, d.k, a_of(i), lda, b_of(i), ldb, T(0), c + i * c_mat, d.m);
+    g.template threaded<TA, TB>(d.n, d.m, d.k, a_of(i), lda, b_of(i), ldb, c + i * c_mat, d.m);
   }
+}
+
+// matmul_impl with the transposes as values.
+template <typename G>
+void matmul_dispatch(bool ta, bool tb, const typename G::In* a, const typename G::In* b, typename G::Out* c,
+                     const MatmulDims& d, const G& g) {
+  using cpu::Trans;
+  if (ta && tb) matmul_impl<Trans::Yes, Trans::Yes>(a, b, c, d, g);
+  else if (ta) matmul_impl<Trans::Yes, Trans::No>(a, b, c, d, g);
+  else if (tb) matmul_impl<Trans::No, Trans::Yes>(a, b, c, d, g);
+  else matmul_impl<Trans::No, Trans::No>(a, b, c, d, g);
+}
+
+// Multiply-adds per product below which a bfloat16 matmul stays on the widened path, where oneDNN's fixed cost per
+// call makes it no faster: measured on one thread, a whole matmul call took 1.6 us on oneDNN and 1.4 us widened at
+// 16^3, 1.7 and 1.9 us at 24^3, 3.5 and 8.1 us at 64^3. (Declining here is not a fallback: nothing is counted.)
+constexpr int64_t kBf16MinMacs = int64_t{1} << 13;
+
+// The half fast path of matmul and matmul_t: bfloat16 operands and output on oneDNN. Declines (false) anything
+// else, and when oneDNN is missing counts the products that then run widened to float32.
+bool matmul_bf16(KernelCtx& c, const MatmulDims& d, bool ta, bool tb) {
+  if (c.out_dtype != DType::BFloat16 || c.inputs[0].dtype() != DType::BFloat16 ||
+      c.inputs[1].dtype() != DType::BFloat16) {
+    return false;
+  }
+  if (d.n * d.k * d.m < kBf16MinMacs) return false;
+  const int64_t products = shape_numel(d.batch);
+  if (!cpu::bf16_gemm_available()) {
+    cpu::note_half_gemm_fallback(static_cast<uint64_t>(products));
+    return false;
+  }
+  if (!c.out.defined()) c.out = Tensor::empty(c.out_shape, c.out_dtype, Device::cpu(), c.op.name);
+  matmul_dispatch(ta, tb, c.inputs[0].data<BFloat16>(), c.inputs[1].data<BFloat16>(), c.out.data<BFloat16>(), d,
+                  Bf16Gemm{});
+  cpu::note_half_gemm_onednn(static_cast<uint64_t>(products));
+  return true;
 }
 
 void matmul_kernel(KernelCtx& c) {
@@ -127,25 +220,28 @@ void matmul_kernel(KernelCtx& c) {
   const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
   visit_dtype(c.out_dtype, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      matmul_impl<cpu::Trans::No, cpu::Trans::No>(a.data<T>(), b.data<T>(), c.out.data<T>(), d);
+      matmul_impl<cpu::Trans::No, cpu::Trans::No>(a.data<T>(), b.data<T>(), c.out.data<T>(), d, StoredTypeGemm<T>{});
     }
   });
 }
 
+bool matmul_half_kernel(KernelCtx& c) {
+  return matmul_bf16(c, matmul_dims(InferCtx{c.op, c.inputs, c.attrs}), false, false);
+}
+
 void matmul_t_kernel(KernelCtx& c) {
-  using cpu::Trans;
   const MatmulDims d = matmul_t_dims(InferCtx{c.op, c.inputs, c.attrs});
   const Tensor a = cpu::as_dtype(c.inputs[0], c.out_dtype);
   const Tensor b = cpu::as_dtype(c.inputs[1], c.out_dtype);
   const bool ta = c.attrs.get_bool("transpose_a"), tb = c.attrs.get_bool("transpose_b");
   visit_float(c.out_dtype, [&]<typename T>() {
-    const T *pa = a.data<T>(), *pb = b.data<T>();
-    T* pc = c.out.data<T>();
-    if (ta && tb) matmul_impl<Trans::Yes, Trans::Yes>(pa, pb, pc, d);
-    else if (ta) matmul_impl<Trans::Yes, Trans::No>(pa, pb, pc, d);
-    else if (tb) matmul_impl<Trans::No, Trans::Yes>(pa, pb, pc, d);
-    else matmul_impl<Trans::No, Trans::No>(pa, pb, pc, d);
+    matmul_dispatch(ta, tb, a.data<T>(), b.data<T>(), c.out.data<T>(), d, StoredTypeGemm<T>{});
   });
+}
+
+bool matmul_t_half_kernel(KernelCtx& c) {
+  return matmul_bf16(c, matmul_t_dims(InferCtx{c.op, c.inputs, c.attrs}), c.attrs.get_bool("transpose_a"),
+                     c.attrs.get_bool("transpose_b"));
 }
 
 // op(a) @ op(b) through the internal op (differentiable, any order).
@@ -206,6 +302,7 @@ void register_linalg_ops(Registry& r) {
   op.infer_shape = [](const InferCtx& c) { return matmul_dims(c).out_shape(); };
   op.infer_dtype = promote_dtype;
   op.cpu(matmul_kernel);
+  op.cpu_half = matmul_half_kernel;
   op.bprop = matmul_bprop;
   op.bprop_reads_out = false;
   r.add(std::move(op));
@@ -226,6 +323,7 @@ void register_linalg_ops(Registry& r) {
     return promote_dtype(c);
   };
   t.cpu(matmul_t_kernel);
+  t.cpu_half = matmul_t_half_kernel;
   t.bprop = matmul_t_bprop;
   r.add(std::move(t));
 }

@@ -34,6 +34,7 @@ void run_cpu_kernel(const KernelFn& kernel, KernelCtx& ctx) {
     kernel(ctx);
     return;
   }
+  if (ctx.op.cpu_half && ctx.op.cpu_half(ctx)) return;  // the op's own half kernel took the call
   std::vector<Tensor> inputs(ctx.inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = widened(ctx.inputs[i]);
   const bool half_out = is_half(ctx.out_dtype);

@@ -89,6 +89,9 @@ struct ElementwiseDef {
 using InferShapeFn = std::function<Shape(const InferCtx&)>;
 using InferDTypeFn = std::function<DType(const InferCtx&)>;
 using KernelFn = std::function<void(KernelCtx&)>;
+/// A CPU kernel that reads half operands itself (a fast path); returns false to decline, and then the call runs
+/// the float32 kernel on widened copies.
+using HalfKernelFn = std::function<bool(KernelCtx&)>;
 /// Returns one gradient per input (undefined where not needed or not differentiable).
 using BpropFn = std::function<std::vector<Tensor>(const BpropCtx&)>;
 
@@ -100,6 +103,8 @@ struct OpDef {
   InferShapeFn infer_shape;
   InferDTypeFn infer_dtype;
   std::array<KernelFn, kNumBackends> kernels{};
+  /// Optional: the CPU fast path for float16 / bfloat16 calls (see HalfKernelFn); tried before the widening.
+  HalfKernelFn cpu_half;
   BpropFn bprop;
   /// False when the bprop never reads `out` (MindSpore's SetUnusedInputs, for the output): the tape then keeps no
   /// handle on the output for it, and that op's BpropCtx::out is undefined. (A long chain of small ops records
