@@ -42,6 +42,11 @@ export function makeCellClass(bp) {
       throw new ValueError(`${this.constructor.name}: construct is not defined`);
     }
     call(...inputs) {
+      // bp.amp.autoMixedPrecision: the call under its autocast scope, half outputs cast to float32.
+      if (this._amp) return bp._ampRunCell(this._amp, () => this._call(inputs));
+      return this._call(inputs);
+    }
+    _call(inputs) {
       const hasBprop = typeof this.bprop === 'function' && this.bprop !== Cell.prototype.bprop;
       if (!hasBprop) return this.construct(...inputs);
       const label = `${this.constructor.name}.bprop`;

@@ -656,6 +656,11 @@ export interface TrainOneStepCell extends NnCell {
   readonly network: Cell;
   readonly optimizer: Optimizer;
 }
+export interface TrainOneStepWithLossScaleCell extends NnCell {
+  readonly network: Cell;
+  readonly optimizer: Optimizer;
+  readonly scaler: LossScaler;
+}
 
 type LossTensor = Tensor | NestedArray | TypedData | null;
 
@@ -747,6 +752,15 @@ export interface Nn {
   readonly WithLossCell: new (backbone: Cell, lossFn: (logits: Tensor, label: Tensor) => Tensor) => WithLossCell;
   /** Each call: the loss, its gradients w.r.t. optimizer.parameters, the update; returns the loss before it. */
   readonly TrainOneStepCell: new (network: Cell, optimizer: Optimizer) => TrainOneStepCell;
+  /**
+   * Each call: the gradients of loss * scale, unscaled; the update only when all are finite; the scaler adjusts.
+   * Returns [loss, overflow (0-d bool: the step was skipped), the scale used].
+   */
+  readonly TrainOneStepWithLossScaleCell: new (
+    network: Cell,
+    optimizer: Optimizer,
+    scaler: LossScaler,
+  ) => TrainOneStepWithLossScaleCell;
 
   readonly init: NnInit;
   /** Seeds the stream initializers and Dropout draw from: the same seed gives the same weights, natively too. */
@@ -786,11 +800,52 @@ export interface Optimizer {
   readonly stepCount: number;
   /** One update; grads as valueAndGrad returns them for { gradPosition: null, weights: optimizer.parameters }. */
   step(grads: (Tensor | null)[]): void;
+  /** The update only when applyIf (a 0-d bool tensor) is true; otherwise nothing changes, step counts included. */
+  step(grads: (Tensor | null)[], applyIf: Tensor): void;
   applyGradients(grads: (Tensor | null)[]): void;
   updateCount(i: number): number;
   /** The state tensors of parameter i (momentum_buffer, exp_avg, exp_avg_sq, ...). */
   state(i: number): { [key: string]: Tensor };
 }
+export type AmpLevel = 'O0' | 'O1' | 'O2' | 'O3';
+export type HalfDType = 'float16' | 'bfloat16';
+/** Scales the loss before the backward and unscales the gradients after (the scale: a 0-d float32 Parameter). */
+export interface LossScaler {
+  scale(loss: Tensor): Tensor;
+  unscale(grads: Tensor[]): Tensor[];
+  /** Updates the scale after a step whose unscaled gradients were gradsFinite (a 0-d bool tensor). */
+  adjust(gradsFinite: Tensor): void;
+  readonly scaleValue: Parameter;
+  readonly currentScale: number;
+}
+export interface DynamicLossScaler extends LossScaler {
+  readonly scaleFactor: number;
+  readonly scaleWindow: number;
+  /** Finite steps since the scale last changed. */
+  readonly counter: Parameter;
+}
+/** Mixed precision: MindSpore's amp levels and loss scalers, PyTorch's autocast as a scope. */
+export interface Amp {
+  /**
+   * Runs fn with ops casting their inputs by level: O1 matmul/conv2d in dtype, norms/softmax/reductions/losses in
+   * float32; O2 every float op in dtype but those; O3 every float op. float64 is never cast.
+   */
+  autocast<R>(level: AmpLevel, dtype: HalfDType, fn: () => R): R;
+  /** The innermost open scope ('O0' when none). */
+  state(): { level: AmpLevel; dtype: DType };
+  /** Every call of cell under autocast(level, dtype), half outputs cast to float32; returns the cell. */
+  autoMixedPrecision<C extends Cell>(cell: C, level?: AmpLevel, dtype?: HalfDType): C;
+  auto_mixed_precision<C extends Cell>(cell: C, level?: AmpLevel, dtype?: HalfDType): C;
+  /** A 0-d bool tensor: every element of every tensor is finite. */
+  allFinite(tensors: Tensor[]): Tensor;
+  all_finite(tensors: Tensor[]): Tensor;
+  readonly LossScaler: abstract new (...args: never[]) => LossScaler;
+  /** A fixed scale; adjust does nothing. */
+  readonly StaticLossScaler: new (scaleValue: number) => LossScaler;
+  /** Halves (by scaleFactor) on an overflow, doubles after scaleWindow finite steps. Defaults 65536, 2, 1000. */
+  readonly DynamicLossScaler: new (scaleValue?: number, scaleFactor?: number, scaleWindow?: number) => DynamicLossScaler;
+}
+
 /** Sets an optimizer's learning rate per epoch. */
 export interface LRScheduler {
   readonly optimizer: Optimizer;
@@ -856,6 +911,8 @@ export interface Bprop {
   readonly nn: Nn;
   /** Optimizers and learning-rate schedules. */
   readonly optim: Optim;
+  /** Mixed precision (float16 / bfloat16). */
+  readonly amp: Amp;
   /** Every registered op (catalogue ops and registered primitives), attributes as options. */
   readonly ops: { [K in OpName]: (...args: OpArg[]) => Tensor } & { [name: string]: (...args: OpArg[]) => Tensor };
 

@@ -13,6 +13,7 @@
 // WebAssembly exports (bindings/direct_ops.cpp) for the per-op path, where a tensor is an integer handle and
 // an op call such as x.mul(2) is one call into the module.
 
+import { makeAmp } from './amp.js';
 import { makeCellClass, makeParameterClass } from './cell.js';
 import { makeCheckpoint } from './checkpoint.js';
 import {
@@ -203,6 +204,7 @@ class Bprop {
     this.Parameter = makeParameterClass(this);
     this.Cell = makeCellClass(this);
     Object.assign(this, makeNn(this, { Tensor, Parameter }), makeCheckpoint(this, { Tensor, Parameter }));
+    Object.assign(this, makeAmp(this, { Tensor, Parameter }));
   }
 
   // -- internals --

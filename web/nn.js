@@ -455,7 +455,52 @@ export function makeNn(bp, { Tensor, Parameter }) {
     }
   }
 
-  Object.assign(nn, { SequentialCell, WithLossCell, TrainOneStepCell });
+  /**
+   * MindSpore's TrainOneStepWithLossScaleCell: the gradients of loss * scale, unscaled; the optimizer's update only
+   * when they are all finite; then the scaler adjusts. Returns [loss, overflow, scale]: the loss before the update,
+   * a 0-d bool (true: the step was skipped) and the scale the step used.
+   */
+  class TrainOneStepWithLossScaleCell extends Cell {
+    constructor(network, optimizer, scaler) {
+      super();
+      if (!(network instanceof BaseCell)) throw new bp.ValueError('TrainOneStepWithLossScaleCell: expected a network cell');
+      if (!(optimizer instanceof Optimizer)) {
+        throw new bp.ValueError('TrainOneStepWithLossScaleCell: expected a bp.optim optimizer');
+      }
+      if (!(scaler instanceof bp.amp.LossScaler)) {
+        throw new bp.ValueError('TrainOneStepWithLossScaleCell: expected a bp.amp loss scaler');
+      }
+      this.network = network;
+      hidden(this, 'optimizer', optimizer);
+      hidden(this, 'scaler', scaler);
+      const scaled = (...xs) => {
+        const loss = this.network(...xs);
+        if (!(loss instanceof Tensor)) {
+          throw new bp.ValueError('TrainOneStepWithLossScaleCell: the network must return the loss tensor');
+        }
+        return [scaler.scale(loss), loss];
+      };
+      hidden(this, '_valueAndGrad', bp.valueAndGrad(scaled, { gradPosition: null, weights: optimizer.parameters, hasAux: true }));
+    }
+    construct(...inputs) {
+      // (the scale is copied: the scaler updates it in place at the end of the step)
+      const scale = this.scaler.scaleValue.cast('float64');
+      const [[scaledLoss, loss], grads] = this._valueAndGrad(...inputs);
+      const [unscaled, finite] = bp._ampUnscaleAndCheck(this.scaler, grads);
+      try {
+        this.optimizer.step(unscaled, finite);
+        this.scaler.adjust(finite);
+        const no = bp.zeros([], { dtype: 'bool' });
+        const overflow = bp.ops.equal(finite, no);
+        no.dispose();
+        return [loss, overflow, scale.cast('float32')];
+      } finally {
+        for (const t of [scaledLoss, ...grads, ...unscaled, finite, scale]) if (t) t.dispose();
+      }
+    }
+  }
+
+  Object.assign(nn, { SequentialCell, WithLossCell, TrainOneStepCell, TrainOneStepWithLossScaleCell });
 
   // -- initializers --
 
@@ -525,7 +570,7 @@ export function makeNn(bp, { Tensor, Parameter }) {
      * One update from one gradient per parameter (the array valueAndGrad returns for
      * { gradPosition: null, weights: optimizer.parameters }). Checks every gradient before writing anything.
      */
-    step(grads) {
+    step(grads, applyIf) {
       if (!Array.isArray(grads)) {
         throw new bp.ValueError(`${this.name}.step: expected an array with one gradient per parameter`);
       }
@@ -534,7 +579,13 @@ export function makeNn(bp, { Tensor, Parameter }) {
         if (g === null || g === undefined) return null;
         throw new bp.ValueError(`${this.name}.step: gradient ${i} is not a tensor`);
       });
-      check(mod.nnOptimizerStep(this._native, handles));
+      if (applyIf === undefined) {
+        check(mod.nnOptimizerStep(this._native, handles));
+        return;
+      }
+      // Mixed precision's gated step: nothing changes (step counts included) when applyIf, a 0-d bool tensor, is false.
+      if (!(applyIf instanceof Tensor)) throw new bp.ValueError(`${this.name}.step: applyIf must be a 0-d bool tensor`);
+      check(mod.nnOptimizerStepIf(this._native, handles, applyIf.handle));
     }
     /** step(grads), MindSpore's name. */
     applyGradients(grads) {

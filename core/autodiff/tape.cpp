@@ -10,6 +10,7 @@
 #include "bprop/pool.h"
 #include "graph/trace.h"
 #include "registry/arg_lists.h"
+#include "registry/autocast.h"
 
 namespace bprop::autodiff {
 namespace {
@@ -290,6 +291,7 @@ std::vector<Tensor> run_bprop(Node& node, const Tensor& dout, std::vector<bool>&
       if (!value) value = &dout;
       if (on_a_device(*value)) on_device.emplace(value->device());
     }
+    const detail::AutocastSuspend no_autocast;
     if (node.op) {
       const BpropCtx ctx{node.inputs, node.out, dout, node.attrs, needs};
       dx = node.op->bprop(ctx);

@@ -1,5 +1,6 @@
 #include "bprop/cell.h"
 
+#include "bprop/amp.h"
 #include "bprop/context.h"
 #include "graph/graph_mode.h"
 
@@ -19,7 +20,42 @@ Value Cell::operator()(const std::vector<Tensor>& inputs) {
   return (*jitted)(inputs);
 }
 
+namespace {
+
+// MindSpore's output cast of a mixed-precision network: half results leave it as float32.
+Value outputs_to_float32(const Value& v) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.tensor();
+    return t.defined() && is_half(t.dtype()) ? Value(ops::cast(t, DType::Float32)) : v;
+  }
+  std::vector<Value> items;
+  for (const Value& item : v.items()) items.push_back(outputs_to_float32(item));
+  return Value(std::move(items));
+}
+
+}  // namespace
+
+void Cell::set_mixed_precision(amp::Level level, DType dtype) {
+  if (!is_half(dtype)) {
+    throw DTypeError("For 'auto_mixed_precision', the dtype must be float16 or bfloat16, got " +
+                     std::string(dtype_name(dtype)));
+  }
+  amp_level_ = level;
+  amp_dtype_ = dtype;
+  graph_.p.reset();  // graph mode traces the calls again, with the casts
+}
+
 Value Cell::eager_call(const std::vector<Tensor>& inputs) {
+  if (amp_level_ == amp::Level::O0) return construct_or_bprop(inputs);
+  Value out;
+  {
+    const amp::AutocastScope autocast(amp_level_, amp_dtype_);
+    out = construct_or_bprop(inputs);
+  }
+  return outputs_to_float32(out);
+}
+
+Value Cell::construct_or_bprop(const std::vector<Tensor>& inputs) {
   if (!has_bprop()) return construct(inputs);
   const std::string label = name_.empty() ? std::string("Cell.bprop") : name_ + ".bprop";
   return Value(autodiff::apply_custom(

@@ -70,7 +70,9 @@ Tensor& Optimizer::state_tensor(size_t i, const std::string& key, bool* created)
   return it->second;
 }
 
-void Optimizer::step(const std::vector<Tensor>& grads) {
+void Optimizer::step(const std::vector<Tensor>& grads) { apply(checked_gradients(grads)); }
+
+std::vector<Tensor> Optimizer::checked_gradients(const std::vector<Tensor>& grads) const {
   if (grads.size() != params_.size()) {
     throw ValueError("For '" + name_ + "', got " + std::to_string(grads.size()) + " gradients for " +
                      std::to_string(params_.size()) + " parameters");
@@ -97,12 +99,44 @@ void Optimizer::step(const std::vector<Tensor>& grads) {
     // (while tracing, values are never overwritten in place: no copy needed)
     gs[i] = aliases && !graph::tracing() ? converted.clone() : converted;
   }
-  steps_t_.assign(steps_t_ + 1.0);
+  return gs;
+}
+
+void Optimizer::apply(const std::vector<Tensor>& gs) {
+  commit(steps_t_, steps_t_ + 1.0);
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!params_[i].requires_grad()) continue;
-    updates_t_[i].assign(updates_t_[i] + 1.0);
+    commit(updates_t_[i], updates_t_[i] + 1.0);
     update(i, params_[i], gs[i]);
   }
+}
+
+void Optimizer::step(const std::vector<Tensor>& grads, const Tensor& apply_if) {
+  if (!apply_if.defined()) return step(grads);
+  if (apply_if.dim() != 0 || apply_if.dtype() != DType::Bool) {
+    throw ValueError("For '" + name_ + "', apply_if must be a 0-d bool tensor, got " + shape_str(apply_if.shape()) +
+                     " " + dtype_name(apply_if.dtype()));
+  }
+  const std::vector<Tensor> gs = checked_gradients(grads);
+  if (!graph::tracing() && apply_if.backend() != Backend::Graph) {
+    if (apply_if.item() != 0.0) apply(gs);
+    return;
+  }
+  struct Gate {  // cleared however the step ends
+    Tensor& slot;
+    ~Gate() { slot = Tensor(); }
+  } gate{gate_};
+  gate_ = apply_if;
+  apply(gs);
+}
+
+void Optimizer::commit(const Tensor& target, const Tensor& value) {
+  Parameter p = Parameter::from(target);
+  if (!gate_.defined()) {
+    p.assign(value);
+    return;
+  }
+  p.assign(ops::where(gate_, value.dtype() == p.dtype() ? value : ops::cast(value, p.dtype()), p));
 }
 
 // ---- SGD / Momentum -----------------------------------------------------------------------------------
@@ -128,10 +162,10 @@ void SGD::update(size_t i, Parameter& p, const Tensor& grad) {
   Tensor buf;
   if (momentum_ != 0.0) {
     buf = state_tensor(i, "momentum_buffer");
-    Parameter::from(buf).assign(call_op("sgd_buffer", {buf, grad, p, updates_t_[i]},
-                                        {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"dampening", dampening_}}));
+    commit(buf, call_op("sgd_buffer", {buf, grad, p, updates_t_[i]},
+                        {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"dampening", dampening_}}));
   }
-  p.assign(call_op("sgd_step", {p, grad, lr_t_, buf},
+  commit(p, call_op("sgd_step", {p, grad, lr_t_, buf},
                    {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"nesterov", nesterov_}}));
 }
 
@@ -163,17 +197,17 @@ Adam::Adam(std::string name, std::vector<Parameter> params, double lr, std::pair
 void Adam::update(size_t i, Parameter& p, const Tensor& grad) {
   const Tensor m = state_tensor(i, "exp_avg");
   const Tensor v = state_tensor(i, "exp_avg_sq");
-  Parameter::from(m).assign(
+  commit(m,
       call_op("adam_m", {m, grad, p}, {{"beta1", beta1_}, {"weight_decay", weight_decay_}, {"decoupled", decoupled_}}));
-  Parameter::from(v).assign(
+  commit(v,
       call_op("adam_v", {v, grad, p}, {{"beta2", beta2_}, {"weight_decay", weight_decay_}, {"decoupled", decoupled_}}));
   Tensor v_used = v;
   if (amsgrad_) {  // the largest v so far
     v_used = state_tensor(i, "max_exp_avg_sq");
-    Parameter::from(v_used).assign(ops::maximum(v, v_used));
+    commit(v_used, ops::maximum(v, v_used));
   }
   // (per parameter t, as PyTorch's state["step"])
-  p.assign(call_op("adam_step", {p, m, v_used, lr_t_, updates_t_[i]},
+  commit(p, call_op("adam_step", {p, m, v_used, lr_t_, updates_t_[i]},
                    {{"beta1", beta1_},
                     {"beta2", beta2_},
                     {"eps", eps_},

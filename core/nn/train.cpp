@@ -35,4 +35,41 @@ Value TrainOneStepCell::construct(const std::vector<Tensor>& inputs) {
 
 Tensor TrainOneStepCell::step(const std::vector<Tensor>& inputs) { return construct(inputs).tensor(); }
 
+UnscaledGradients unscale_and_check(const amp::LossScaler& scaler, const std::vector<Tensor>& scaled_grads) {
+  UnscaledGradients out;
+  out.grads = scaler.unscale(scaled_grads);
+  out.finite = amp::all_finite(out.grads);
+  return out;
+}
+
+TrainOneStepWithLossScaleCell::TrainOneStepWithLossScaleCell(std::shared_ptr<Cell> network,
+                                                             std::shared_ptr<optim::Optimizer> optimizer,
+                                                             std::shared_ptr<amp::LossScaler> scaler)
+    : network_(register_cell("network", std::move(network))),
+      optimizer_(std::move(optimizer)),
+      scaler_(std::move(scaler)) {
+  if (!optimizer_) throw ValueError("For 'TrainOneStepWithLossScaleCell', no optimizer was given");
+  if (!scaler_) throw ValueError("For 'TrainOneStepWithLossScaleCell', no loss scaler was given");
+}
+
+Value TrainOneStepWithLossScaleCell::construct(const std::vector<Tensor>& inputs) {
+  Cell& net = *network_;
+  const amp::LossScaler& scaler = *scaler_;
+  // (the scale is copied: the scaler updates it in place at the end of the step)
+  const Tensor scale = ops::cast(scaler.scale_value(), DType::Float64);
+  const Fn scaled_loss = [&net, &scaler](const std::vector<Tensor>& in) -> Value {
+    const Value v = net(in);
+    if (!v.is_tensor()) {
+      throw ValueError("For 'TrainOneStepWithLossScaleCell', the network must return the loss, got a tuple of " +
+                       std::to_string(v.size()));
+    }
+    return Value{scaler.scale(v.tensor()), v.tensor()};
+  };
+  const Value r = value_and_grad(scaled_loss, nullptr, optimizer_->parameters(), /*has_aux=*/true)(inputs);
+  const UnscaledGradients g = unscale_and_check(scaler, r[1].flatten());
+  optimizer_->step(g.grads, g.finite);
+  scaler_->adjust(g.finite);
+  return Value{r[0][1].tensor(), ops::equal(g.finite, full({}, 0.0, DType::Bool)), ops::cast(scale, DType::Float32)};
+}
+
 }  // namespace bprop::nn

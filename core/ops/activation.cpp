@@ -142,6 +142,7 @@ OpDef softmax_def(const char* name) {
   op.attrs = {{"axis", AttrKind::Int, int64_t{-1}}};
   op.infer_shape = softmax_shape;
   op.infer_dtype = softmax_dtype;
+  op.amp = AmpClass::Float32;  // mixed precision's black list
   return op;
 }
 

@@ -779,6 +779,7 @@ void register_conv_pool_ops(Registry& r) {
       }
       return g;
     };
+    op.amp = AmpClass::Half;  // mixed precision's white list
     r.add(std::move(op));
   }
   {

@@ -305,6 +305,7 @@ void register_linalg_ops(Registry& r) {
   op.cpu_half = matmul_half_kernel;
   op.bprop = matmul_bprop;
   op.bprop_reads_out = false;
+  op.amp = AmpClass::Half;  // mixed precision's white list
   r.add(std::move(op));
 
   OpDef t;
@@ -325,6 +326,7 @@ void register_linalg_ops(Registry& r) {
   t.cpu(matmul_t_kernel);
   t.cpu_half = matmul_t_half_kernel;
   t.bprop = matmul_t_bprop;
+  t.amp = AmpClass::Half;
   r.add(std::move(t));
 }
 

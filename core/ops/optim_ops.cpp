@@ -9,6 +9,7 @@
 //   adam_m(m, g, w)               beta1 m + (1 - beta1) d
 //   adam_v(v, g, w)               beta2 v + (1 - beta2) d^2
 //   adam_step(w, m, v, lr, step)  w - lr / (1 - beta1^t) m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+//   all_finite([xs...])           a 0-d bool: no element of any x is inf or nan (mixed precision's overflow check)
 // where d = g + weight_decay w (Adam's coupled decay and SGD's), or g with AdamW's decoupled decay, which scales w
 // by 1 - lr weight_decay in adam_step instead.
 #include <cmath>
@@ -68,9 +69,57 @@ double decayed(T g, T w, double wd, bool decoupled) {
   return d;
 }
 
+// True when no element of x is inf or nan. Half dtypes are read as bits (an all-ones exponent), with no widening.
+bool tensor_finite(const Tensor& x) {
+  const int64_t n = x.numel();
+  auto bits_finite = [n](const uint16_t* p, uint16_t exponent) {
+    uint16_t any = 0;
+    for (int64_t k = 0; k < n; ++k) any |= static_cast<uint16_t>(((p[k] & exponent) == exponent) ? 1 : 0);
+    return any == 0;
+  };
+  switch (x.dtype()) {
+    case DType::Float16:
+      return bits_finite(static_cast<const uint16_t*>(x.raw_data()), 0x7C00);
+    case DType::BFloat16:
+      return bits_finite(static_cast<const uint16_t*>(x.raw_data()), 0x7F80);
+    case DType::Float32:
+    case DType::Float64:
+      return visit_float(x.dtype(), [&]<typename T>() {
+        const T* p = x.data<T>();
+        bool ok = true;  // (x - x is 0 for finite x, nan otherwise: one branch-free pass)
+        for (int64_t k = 0; k < n; ++k) ok &= (p[k] - p[k]) == T(0);
+        return ok;
+      });
+    default:
+      return true;  // integers and bools are always finite
+  }
+}
+
+void all_finite_kernel(KernelCtx& c) {
+  bool ok = true;
+  for (const Tensor& x : c.inputs) ok = ok && tensor_finite(x);
+  c.out.data<bool>()[0] = ok;
+}
+
 }  // namespace
 
 void register_optimizer_ops(Registry& r) {
+  {
+    OpDef op;
+    op.name = "all_finite";
+    op.family = "optimizer";
+    op.variadic = true;
+    op.inputs = {{"xs"}};
+    op.infer_shape = [](const InferCtx&) { return Shape{}; };
+    op.infer_dtype = bool_dtype;
+    op.cpu(all_finite_kernel);
+    op.cpu_half = [](KernelCtx& c) {  // reads the half bits itself
+      all_finite_kernel(c);
+      return true;
+    };
+    op.no_grad = true;
+    r.add(std::move(op));
+  }
   r.add(optim_def(
       "sgd_buffer", {{"buf"}, {"g"}, {"w"}, {"step"}}, {1, 2}, {3},
       {{"weight_decay", AttrKind::Float, 0.0}, {"momentum", AttrKind::Float, 0.0}, {"dampening", AttrKind::Float, 0.0}},

@@ -677,6 +677,12 @@ void register_reduce_ops(Registry& r) {
     // sum's and mean's bprops read the input's shape and dout only (prod, amax, amin, logsumexp, ... read `out`)
     op.bprop_reads_out = std::string_view(d.name) != "sum" && std::string_view(d.name) != "mean";
     op.no_grad = !d.bprop;
+    // Accumulating reductions run in float32 under mixed precision (PyTorch autocast's float32 list): a loss
+    // summed or averaged over a batch in half loses digits and overflows float16 at 65504. amax/amin/argmax
+    // are exact in any dtype and follow their input.
+    const std::string_view n = d.name;
+    if (n == "logsumexp" || n == "sum" || n == "mean" || n == "prod" || n == "var" || n == "std")
+      op.amp = AmpClass::Float32;
     r.add(std::move(op));
   }
 }

@@ -9,6 +9,7 @@
 #include "autodiff/tape.h"
 #include "bprop/registry.h"
 #include "graph/trace.h"
+#include "registry/autocast.h"
 #include "registry/half_kernels.h"
 
 namespace bprop {
@@ -174,6 +175,12 @@ namespace {
 
 // One op call. `movable`, when set, is `inputs` itself and may be handed to the tape.
 Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, std::vector<Tensor>* movable) {
+  // Mixed precision casts the inputs of the calls a program makes (not those of a composite kernel's
+  // decomposition): the casts are ops, so the tape and a trace record them.
+  if (detail::autocast_state().level != 0 && t_kernel_depth == 0) {
+    std::vector<Tensor> cast;
+    if (detail::autocast_inputs(op, inputs, cast)) return run_op(op, cast, attrs, &cast);
+  }
   check_inputs(op, inputs);
   // Ops without attributes (most elementwise ops) skip normalisation: the hot path of small-tensor code.
   const Attrs normalized = (op.attrs.empty() && attrs.empty()) ? Attrs{} : normalize_attrs(op.name, op.attrs, attrs);

@@ -61,6 +61,7 @@ std::vector<OpCheckRow> build() {
     t.push_back(nograd("adam_m", "adam_m", {f({2, 3}), f({2, 3}), f({2, 3})}));
     t.push_back(nograd("adam_v", "adam_v", {pos({2, 3}), f({2, 3}), f({2, 3})}));
     t.push_back(nograd("adam_step", "adam_step", {f({2, 3}), f({2, 3}), pos({2, 3}), lr, step}));
+    t.push_back(nograd("all_finite", "all_finite", {f({2, 3}), f({3})}));
   }
   // ---- binary (with broadcasting) ----
   for (const char* op : {"add", "sub", "mul", "maximum", "minimum", "atan2", "squared_difference"}) {

@@ -3,6 +3,17 @@
 #include "registry/register_all_ops.h"
 
 namespace bprop {
+namespace {
+
+AmpClass default_amp_class(const std::string& family) {
+  for (const char* f : {"unary", "binary", "activation", "reduce", "select", "embedding", "conv_pool", "linalg"}) {
+    if (family == f) return AmpClass::Follow;
+  }
+  if (family == "norm" || family == "loss") return AmpClass::Float32;
+  return AmpClass::Keep;
+}
+
+}  // namespace
 
 std::string InferCtx::prefix() const { return "For '" + op.name + "', "; }
 void InferCtx::shape_error(const std::string& what) const { throw ShapeError(prefix() + what); }
@@ -21,6 +32,7 @@ void Registry::add(OpDef def) {
   if (!def.bprop && !def.no_grad) {
     throw ValueError("register: op '" + def.name + "' needs a bprop or an explicit no_grad mark");
   }
+  if (def.amp == AmpClass::Default) def.amp = default_amp_class(def.family);
   auto name = def.name;
   ops_.emplace(name, std::make_unique<OpDef>(std::move(def)));
 }

@@ -33,6 +33,7 @@ const char* kTrainHelp =
     "                   [--optimizer sgd|adam] [--momentum M] [--schedule cosine|constant] [--seed S]\n"
     "                   [--out FILE] [--limit N] [--test-limit N] [--threads N]\n"
     "                   [--data-parallel [--bucket-mb MB]] [--resume FILE] [--jit]\n"
+    "                   [--amp O0|O1|O2|O3 [--amp-dtype bfloat16|float16] [--loss-scale auto|dynamic|none|S]]\n"
     "Trains a classifier on the IDX files of DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte,\n"
     "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each gzip-compressed (.gz) or not), evaluates it on the\n"
     "test set after every epoch and saves a safetensors checkpoint.\n"
@@ -61,6 +62,12 @@ const char* kTrainHelp =
     "  --resume FILE  start from the weights of a checkpoint (read by rank 0, sent to every rank)\n"
     "  --jit          graph mode: each training step (loss, gradients and the optimizer's update) is traced once\n"
     "                 into one optimised graph and replayed (docs/jit.md); the same results as without it\n"
+    "  --amp          mixed precision (docs/mixed-precision.md): O1 runs matmul and conv2d in --amp-dtype, O2\n"
+    "                 every op but norms, softmax, reductions and losses, O3 every op; weights stay float32.\n"
+    "                 Default O0 (float32)\n"
+    "  --amp-dtype    bfloat16 (default) or float16\n"
+    "  --loss-scale   auto (default: dynamic for float16, none for bfloat16), dynamic (from 65536, halved on\n"
+    "                 an overflow, which skips the step, doubled after 1000 good steps), none, or a fixed scale\n"
     "Inputs are scaled to [0, 1] and standardised with the training set's pixel mean and std (kept in the\n"
     "checkpoint's metadata with the model name, epochs and test accuracy). Progress goes to stderr, results\n"
     "to stdout. Exit status: 0 done, 2 bad arguments or data files, 1 training failed.\n";
@@ -204,7 +211,7 @@ int train_command(const std::vector<std::string>& given) {
   try {
     const auto f = parse_flags(rest, {"--model", "--data", "--epochs", "--batch-size", "--lr", "--optimizer",
                                       "--momentum", "--schedule", "--seed", "--out", "--limit", "--test-limit", "--threads",
-                                      "--bucket-mb", "--resume"});
+                                      "--bucket-mb", "--resume", "--amp", "--amp-dtype", "--loss-scale"});
     if (opts.jit && opts.data_parallel) {
       throw std::invalid_argument("options '--jit' and '--data-parallel' cannot be combined yet (the gradient "
                                   "buckets are reduced from the eager backward)");
@@ -242,6 +249,25 @@ int train_command(const std::vector<std::string>& given) {
       throw std::invalid_argument("option '--bucket-mb' needs --data-parallel");
     }
     resume_path = string_flag(f, "--resume", "");
+    opts.amp = string_flag(f, "--amp", "O0");
+    if (opts.amp != "O0" && opts.amp != "O1" && opts.amp != "O2" && opts.amp != "O3") {
+      throw std::invalid_argument("option '--amp' must be O0, O1, O2 or O3, got '" + opts.amp + "'");
+    }
+    opts.amp_dtype = string_flag(f, "--amp-dtype", "bfloat16");
+    if (opts.amp_dtype != "bfloat16" && opts.amp_dtype != "float16") {
+      throw std::invalid_argument("option '--amp-dtype' must be bfloat16 or float16, got '" + opts.amp_dtype + "'");
+    }
+    opts.loss_scale = string_flag(f, "--loss-scale", "auto");
+    if (opts.loss_scale != "auto" && opts.loss_scale != "dynamic" && opts.loss_scale != "none") {
+      const double scale = real_flag(f, "--loss-scale", 0.0);
+      if (!(scale >= 1.0)) {
+        throw std::invalid_argument("option '--loss-scale' must be auto, dynamic, none or a number >= 1, got " +
+                                    opts.loss_scale);
+      }
+    }
+    for (const char* flag : {"--amp-dtype", "--loss-scale"}) {
+      if (f.count(flag) && opts.amp == "O0") throw std::invalid_argument(std::string("option '") + flag + "' needs --amp");
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "bprop train: " << e.what() << " (see bprop train --help)\n";
     return 2;
@@ -320,7 +346,8 @@ int train_command(const std::vector<std::string>& given) {
             << opts.schedule << " schedule)"
             << ", seed " << opts.seed << ", " << cpu::num_threads() << " threads"
             << (default_device().is_cpu() ? "" : ", on " + default_device().str())
-            << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "") << std::endl;
+            << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "")
+            << (opts.amp == "O0" ? "" : ", mixed precision " + opts.amp + " in " + opts.amp_dtype) << std::endl;
 
   ProgressBar bar;
   std::vector<models::EpochResult> history;
@@ -337,8 +364,12 @@ int train_command(const std::vector<std::string>& given) {
                     << " acc " << percent(r.train_accuracy) << "  test loss " << fixed(r.test.loss, 4) << " acc "
                     << percent(r.test.accuracy) << "  " << fixed(r.seconds, 1) << " s  "
                     << fixed(r.images_per_second, 0) << " img/s  lr " << r.lr << " (eval " << fixed(r.test.seconds, 1)
-                    << " s)"
-                    << std::endl;
+                    << " s)";
+          if (r.loss_scale > 0) {
+            out << "  loss scale " << r.loss_scale << ", " << r.skipped_steps << " step"
+                << (r.skipped_steps == 1 ? "" : "s") << " skipped";
+          }
+          out << std::endl;
         });
   } catch (const Error& e) {
     if (root) std::cerr << "\n";

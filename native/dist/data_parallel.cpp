@@ -1,4 +1,5 @@
 #include "bprop/dist/data_parallel.h"
+#include "bprop/nn/train.h"
 
 #include <cstdint>
 #include <string>
@@ -96,12 +97,14 @@ Value DataParallel::step(const Fn& fn, const std::vector<Tensor>& inputs, int64_
   if (local_count > 0) {
     const double weight = static_cast<double>(local_count) / static_cast<double>(global_count);
     // The weighted loss is what gets differentiated; the caller gets the local mean back (as aux).
-    const Fn weighted = [&fn, weight](const std::vector<Tensor>& in) -> Value {
+    const amp::LossScaler* scaler = scaler_.get();
+    const Fn weighted = [&fn, weight, scaler](const std::vector<Tensor>& in) -> Value {
       const Value v = fn(in);
       if (v.is_tensor()) throw ValueError("For 'DataParallel.step', fn must return (loss, aux...), got one tensor");
       std::vector<Value> items = v.items();
       const Tensor loss = items[0].tensor();
-      std::vector<Value> out{weight == 1.0 ? loss : loss * weight};
+      const Tensor share = weight == 1.0 ? loss : loss * weight;
+      std::vector<Value> out{scaler ? scaler->scale(share) : share};
       for (auto& item : items) out.push_back(item);
       return Value(out);
     };
@@ -116,7 +119,14 @@ Value DataParallel::step(const Fn& fn, const std::vector<Tensor>& inputs, int64_
   buckets.finish();
   timing_.reduced = std::chrono::duration<double>(detail::GradBuckets::Clock::now() - t0).count();
   timing_.buckets = buckets.timings();
-  optimizer_->step(buckets.gradients());
+  if (scaler_) {
+    const nn::UnscaledGradients g = nn::unscale_and_check(*scaler_, buckets.gradients());
+    overflowed_ = g.finite.item() == 0.0;
+    optimizer_->step(g.grads, g.finite);
+    scaler_->adjust(g.finite);
+  } else {
+    optimizer_->step(buckets.gradients());
+  }
   if (options_.average_state) average_state();
   return result;
 }

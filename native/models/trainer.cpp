@@ -13,6 +13,8 @@
 #include "bprop/grad.h"
 #include "bprop/jit.h"
 #include "bprop/nn/losses.h"
+#include "bprop/nn/train.h"
+#include "bprop/ops.h"
 
 namespace bprop::models {
 namespace {
@@ -42,6 +44,24 @@ std::string format_double(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
+}
+
+// The loss scaler `spec` names (TrainOptions::loss_scale); "auto" scales dynamically when `float16` (its range ends
+// at 65504 and small gradients flush to zero), not at all otherwise.
+std::shared_ptr<amp::LossScaler> make_loss_scaler(const std::string& spec, bool float16) {
+  if (spec == "none" || (spec == "auto" && !float16)) return nullptr;
+  if (spec == "dynamic" || spec == "auto") return std::make_shared<amp::DynamicLossScaler>();
+  size_t used = 0;
+  double scale = 0.0;
+  try {
+    scale = std::stod(spec, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != spec.size() || !(scale >= 1.0) || !std::isfinite(scale)) {
+    throw ValueError("the loss scale must be auto, dynamic, none or a number >= 1, got '" + spec + "'");
+  }
+  return std::make_shared<amp::StaticLossScaler>(scale);
 }
 
 void check_dataset(const data::Dataset& ds, const char* what) {
@@ -167,8 +187,13 @@ Trainer::Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization n
   } else if (opts_.schedule != "constant") {
     throw ValueError("unknown learning-rate schedule '" + opts_.schedule + "' (known: 'cosine', 'constant')");
   }
+  const amp::Level level = amp::parse_level(opts_.amp);
+  const DType half = parse_dtype(opts_.amp_dtype);
+  if (level != amp::Level::O0) amp::auto_mixed_precision(model_, level, half);
+  scaler_ = make_loss_scaler(opts_.loss_scale, level != amp::Level::O0 && half == DType::Float16);
   if (opts_.data_parallel) {
     dp_ = std::make_unique<dist::DataParallel>(model_, optimizer_, dist::DataParallelOptions{opts_.bucket_mb});
+    dp_->set_loss_scaler(scaler_);
   }
 }
 
@@ -191,24 +216,46 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
     return Value{loss_fn(logits, in[1]), logits};
   };
   const GradFn step = value_and_grad(step_fn, nullptr, optimizer_->parameters(), /*has_aux=*/true);
-  // One step: (loss, logits) after the update; with --jit one graph per batch shape (the last batch may differ).
-  const Fn train_step = [&step, this](const std::vector<Tensor>& in) -> Value {
-    const Value r = step(in);
-    optimizer_->apply_gradients(r[1]);
-    return r[0];
+  // With loss scaling the gradients are those of loss * scale; the step is skipped (a select under jit) when the
+  // unscaled gradients are not all finite, and the third output says so.
+  const amp::LossScaler* scaler = scaler_.get();
+  const Fn scaled_step_fn = [&step_fn, scaler](const std::vector<Tensor>& in) -> Value {
+    const Value v = step_fn(in);
+    return Value{scaler->scale(v[0].tensor()), v[0], v[1]};
+  };
+  const GradFn scaled_step = value_and_grad(scaled_step_fn, nullptr, optimizer_->parameters(), /*has_aux=*/true);
+  // One step: (loss, logits[, overflow]) after the update; with --jit one graph per batch shape (the last batch may
+  // differ).
+  const Fn train_step = [&step, &scaled_step, scaler, this](const std::vector<Tensor>& in) -> Value {
+    if (!scaler) {
+      const Value r = step(in);
+      optimizer_->apply_gradients(r[1]);
+      return r[0];
+    }
+    const Value r = scaled_step(in);
+    const nn::UnscaledGradients g = nn::unscale_and_check(*scaler, r[1].flatten());
+    optimizer_->step(g.grads, g.finite);
+    scaler_->adjust(g.finite);
+    return Value{r[0][1], r[0][2], ops::equal(g.finite, full({}, 0.0, DType::Bool))};
   };
   const Fn run_step = opts_.jit && !dp_ ? Fn(jit(train_step)) : train_step;
 
   const int64_t batches = sampler.batches();
   const auto t0 = Clock::now();
   double loss_sum = 0.0;
-  int64_t correct = 0, seen = 0, counted = 0, processed = 0;
+  int64_t correct = 0, seen = 0, counted = 0, processed = 0, skipped = 0;
   std::vector<int64_t> idx;
   BatchProgress progress;
   progress.epoch = epoch;
   progress.epochs = opts_.epochs;
   progress.batches = batches;
   auto count = [&](double loss, int64_t batch_correct, int64_t images, int64_t b) {
+    // A step skipped by the loss scaler (a half forward overflowed, or the scaled backward did) counts no loss: the
+    // scaler lowers the scale and training goes on. Only loss scaling skips steps; without it an overflow is fatal.
+    if (scaler && !std::isfinite(loss)) {
+      seen += images;
+      return;
+    }
     if (!std::isfinite(loss)) {
       throw ValueError("training diverged: the loss became " + format_double(loss) + " at epoch " +
                        std::to_string(epoch) + ", batch " + std::to_string(b + 1) + " (try a smaller --lr)");
@@ -247,10 +294,12 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
         const Tensor x = make_image_batch(train, idx, norm_);
         const Tensor y = make_label_batch(train, idx);
         const Value r = dp_->step(step_fn, {x, y}, n, global_n);
+        if (dp_->last_step_overflowed()) ++skipped;
         loss = r[0].tensor().item() * static_cast<double>(n) / static_cast<double>(global_n);
         batch_correct = count_correct(r[1].tensor(), y);
       } else {
         dp_->step(step_fn, {}, 0, global_n);
+        if (dp_->last_step_overflowed()) ++skipped;
       }
       Pending p{tensor({loss, static_cast<double>(batch_correct)}, {2}, DType::Float64), b, global_n, nullptr};
       p.work = dist::allreduce_async(p.sums.raw_data(), 2, DType::Float64, dist::ReduceOp::Sum);
@@ -260,6 +309,7 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
       const Tensor x = make_image_batch(train, idx, norm_);
       const Tensor y = make_label_batch(train, idx);
       const Value r = run_step({x, y});
+      if (scaler && r[2].tensor().item() != 0.0) ++skipped;
       count(r[0].tensor().item(), count_correct(r[1].tensor(), y), n, b);
     }
     processed += global_n;
@@ -277,7 +327,9 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
   r.epoch = epoch;
   r.lr = optimizer_->learning_rate();
   r.seconds = seconds_since(t0);
-  r.train_loss = loss_sum / static_cast<double>(batches);
+  r.train_loss = counted > 0 ? loss_sum / static_cast<double>(counted) : std::nan("");
+  r.skipped_steps = skipped;
+  r.loss_scale = scaler_ ? scaler_->current_scale() : 0.0;
   r.train_accuracy = static_cast<double>(correct) / static_cast<double>(seen);
   r.images_per_second = r.seconds > 0 ? static_cast<double>(seen) / r.seconds : 0.0;
   return r;
@@ -314,6 +366,10 @@ CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalizati
   m["batch_size"] = std::to_string(opts.batch_size);
   m["seed"] = std::to_string(opts.seed);
   m["train_images"] = std::to_string(train_images);
+  if (opts.amp != "O0") {
+    m["amp"] = opts.amp;
+    m["amp_dtype"] = opts.amp_dtype;
+  }
   m["input_mean"] = format_double(norm.mean);
   m["input_std"] = format_double(norm.std);
   if (!history.empty()) {

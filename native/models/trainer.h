@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bprop/amp.h"
 #include "bprop/cell.h"
 #include "bprop/dist/data_parallel.h"
 #include "bprop/nn/checkpoint.h"
@@ -50,6 +51,13 @@ struct TrainOptions {
   /// the eager step (bit-identical). Not with data_parallel (its bucket hooks run in the eager backward).
   bool jit = false;
   double bucket_mb = 25.0;
+  /// Mixed precision (bprop/amp.h): "O0" (off), "O1", "O2" or "O3", applied to the model with
+  /// amp::auto_mixed_precision in amp_dtype ("bfloat16" or "float16"); the weights stay float32.
+  std::string amp = "O0";
+  std::string amp_dtype = "bfloat16";
+  /// Loss scaling: "auto" (dynamic for float16, none otherwise: bfloat16 has float32's range), "dynamic"
+  /// (amp::DynamicLossScaler's defaults), "none", or a number (a static scale).
+  std::string loss_scale = "auto";
 };
 
 struct EvalResult {
@@ -76,6 +84,9 @@ struct EpochResult {
   double train_accuracy = 0.0;
   double seconds = 0.0;  // training time of the epoch, evaluation excluded
   double images_per_second = 0.0;
+  /// With loss scaling: the steps skipped for non-finite gradients, and the scale at the end of the epoch.
+  int64_t skipped_steps = 0;
+  double loss_scale = 0.0;
   EvalResult test;
 };
 
@@ -105,6 +116,8 @@ class Trainer {
   Cell& model() { return *model_; }
   /// The data-parallel wrapper (null unless opts.data_parallel).
   dist::DataParallel* data_parallel() { return dp_.get(); }
+  /// The loss scaler (null without loss scaling).
+  const std::shared_ptr<amp::LossScaler>& loss_scaler() const { return scaler_; }
   /// Rank 0's weights to every rank (after loading a checkpoint); nothing in one process.
   void sync_parameters() {
     if (dp_) dp_->broadcast_parameters();
@@ -118,10 +131,12 @@ class Trainer {
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<optim::LRScheduler> schedule_;  // null for "constant"
   std::unique_ptr<dist::DataParallel> dp_;
+  std::shared_ptr<amp::LossScaler> scaler_;
 };
 
 /// Checkpoint metadata for a trained model: "model", "epochs", "test_accuracy", "test_loss",
-/// "input_mean", "input_std", "optimizer", "lr", "schedule", "batch_size", "seed", "train_images", "format".
+/// "input_mean", "input_std", "optimizer", "lr", "schedule", "batch_size", "seed", "train_images", "format"; with
+/// mixed precision also "amp" and "amp_dtype".
 CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalization& norm, int64_t train_images,
                                      const std::vector<EpochResult>& history);
 

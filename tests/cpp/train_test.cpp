@@ -401,6 +401,53 @@ TEST(TrainModels, JitStepsTrainAsEagerStepsDo) {
   }
 }
 
+TEST(TrainModels, MixedPrecisionTrainsCloseToFloat32AndJitMatchesEager) {
+  // --amp O2: the mlp and cnn in bfloat16 (no loss scale) and float16 (dynamic loss scale) keep float32 weights, end
+  // an epoch near the float32 loss, and jitted steps give the eager steps' parameters to the bit
+  TempDir dir;
+  write_split(dir, "train", 60, 60, false);
+  const bprop::data::Dataset ds = bprop::data::load_split(dir.str(), "train");
+  for (const char* kind : {"mlp", "cnn"}) {
+    auto run = [&](const std::string& amp, const std::string& dtype, bool jit) {
+      bprop::nn::set_seed(5);
+      auto model = bprop::models::make_model(kind, 4, 4);
+      bprop::models::TrainOptions opts;
+      opts.batch_size = 16;
+      opts.seed = 5;
+      opts.jit = jit;
+      opts.amp = amp;
+      opts.amp_dtype = dtype;
+      bprop::models::Trainer trainer(model, opts, bprop::models::compute_normalization(ds));
+      EXPECT_EQ(trainer.loss_scaler() != nullptr, amp != "O0" && dtype == "float16");
+      const auto epoch = trainer.train_epoch(ds, 1, nullptr);
+      std::vector<std::vector<float>> params;
+      for (const auto& [name, p] : model->parameters_and_names()) {
+        EXPECT_EQ(p.dtype(), bprop::DType::Float32) << name;
+        params.push_back(p.to_vector<float>());
+      }
+      return std::make_tuple(epoch, params);
+    };
+    const auto [f32, p32] = run("O0", "bfloat16", false);
+    for (const char* dtype : {"bfloat16", "float16"}) {
+      SCOPED_TRACE(std::string(kind) + " " + dtype);
+      const auto [eager, pe] = run("O2", dtype, false);
+      const auto [jitted, pj] = run("O2", dtype, true);
+      EXPECT_EQ(jitted.train_loss, eager.train_loss);
+      EXPECT_EQ(pj, pe);
+      EXPECT_NE(pe, p32);  // it did run in half
+      EXPECT_NEAR(eager.train_loss, f32.train_loss, 0.05 * f32.train_loss);
+      EXPECT_EQ(eager.skipped_steps, 0);
+      EXPECT_EQ(eager.loss_scale, std::string(dtype) == "float16" ? 65536.0 : 0.0);
+    }
+  }
+  bprop::models::TrainOptions opts;
+  opts.amp = "O2";
+  const auto meta = bprop::models::training_metadata(opts, {}, 10, {});
+  EXPECT_EQ(meta.at("amp"), "O2");
+  EXPECT_EQ(meta.at("amp_dtype"), "bfloat16");
+  EXPECT_EQ(bprop::models::training_metadata({}, {}, 10, {}).count("amp"), 0u);
+}
+
 TEST(TrainModels, RejectsBadOptions) {
   auto model = bprop::models::make_model("mlp");
   bprop::models::TrainOptions opts;
@@ -414,6 +461,16 @@ TEST(TrainModels, RejectsBadOptions) {
   EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::ValueError);
   opts = {};
   opts.schedule = "step";
+  EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::ValueError);
+  opts = {};
+  opts.amp = "O5";
+  EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::ValueError);
+  opts = {};
+  opts.amp = "O2";
+  opts.amp_dtype = "float64";
+  EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::DTypeError);
+  opts = {};
+  opts.loss_scale = "0.5";
   EXPECT_THROW(bprop::models::Trainer(model, opts, {}), bprop::ValueError);
 }
 

@@ -5,6 +5,7 @@
 //   fault-hang                   rank 1 stops answering at step 5; the others' watchdog ends the job
 //   mismatch                     rank 1 builds another model: a clear error on every rank, nothing exchanged
 //   batchnorm                    moving statistics per rank by default, equal with average_state
+//   loss-scale                   dynamic loss scaling: an inf on rank 1 at one step skips it on every rank
 //   bench-allreduce              a 100 MB float32 allreduce: dist::allreduce against plain MPI_Allreduce
 // Exit status 0 when the check holds; the failing rank's message otherwise.
 // The C API only: not the deprecated C++ bindings (whose symbols live in another library).
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -239,6 +241,86 @@ int batchnorm() {
   return 0;
 }
 
+// Dynamic loss scaling under DataParallel: rank 1's loss is infinite at step kOverflowStep (as a float16 overflow
+// would make it), so its gradients are not finite. Every rank must skip that step and halve the scale, and after 8
+// steps hold the parameters, scale and counter of one process that runs the same steps with the same injection.
+int loss_scale() {
+  constexpr int kSteps = 8, kOverflowStep = 3, kBatch = 24;
+  const data::Dataset train = synthetic(kSteps * kBatch);
+  const models::Normalization norm = models::compute_normalization(train);
+  const auto batch = [&](int step, int64_t first, int64_t count) {
+    std::vector<int64_t> idx;
+    for (int64_t i = 0; i < count; ++i) idx.push_back(step * kBatch + first + i);
+    return std::vector<Tensor>{models::make_image_batch(train, idx, norm), models::make_label_batch(train, idx)};
+  };
+  const Tensor inf = scalar(std::numeric_limits<double>::infinity());
+  nn::CrossEntropyLoss ce;
+  // A window of 2 so that the scale also grows within the run: 1024, 1024, 2048, 1024 (skipped), 1024, 2048, ...
+  const auto make_scaler = [] { return std::make_shared<amp::DynamicLossScaler>(1024.0, 2.0, 2); };
+
+  nn::set_seed(7);
+  auto model = models::make_model("mlp");
+  auto opt = std::make_shared<optim::Adam>(model->trainable_params(), 1e-3);
+  dist::DataParallel dp(model, opt);
+  auto scaler = make_scaler();
+  dp.set_loss_scaler(scaler);
+  const int64_t local = kBatch / dist::size();
+  int skipped = 0;
+  std::vector<double> scales;
+  for (int step = 0; step < kSteps; ++step) {
+    const bool poison = dist::rank() == 1 && step == kOverflowStep;
+    const Fn fn = [&](const std::vector<Tensor>& in) -> Value {
+      const Tensor loss = ce((*model)(in[0]), in[1]);
+      return Value{poison ? loss * inf : loss, loss};
+    };
+    scales.push_back(scaler->current_scale());
+    dp.step(fn, batch(step, dist::rank() * local, local), local, local * dist::size());
+    if (dp.last_step_overflowed() != (step == kOverflowStep)) {
+      return fail("step " + std::to_string(step) + (dp.last_step_overflowed() ? " was skipped" : " was not skipped"));
+    }
+    skipped += dp.last_step_overflowed();
+  }
+  if (dist::rank() != 0) return 0;
+
+  // The reference: one process, the whole batch, the same scaled step (TrainOneStepWithLossScaleCell's arithmetic).
+  nn::set_seed(7);
+  auto ref_model = models::make_model("mlp");
+  optim::Adam ref_opt(ref_model->trainable_params(), 1e-3);
+  auto ref_scaler = make_scaler();
+  const auto params = ref_model->trainable_params();
+  for (int step = 0; step < kSteps; ++step) {
+    const Fn fn = [&](const std::vector<Tensor>& in) -> Value {
+      const Tensor loss = ce((*ref_model)(in[0]), in[1]);
+      // The global mean loss is infinite when one rank's share is.
+      return Value(ref_scaler->scale(step == kOverflowStep ? loss * inf : loss));
+    };
+    const Value vg = value_and_grad(fn, nullptr, params)(batch(step, 0, local * dist::size()));
+    const nn::UnscaledGradients g = nn::unscale_and_check(*ref_scaler, vg[1].flatten());
+    ref_opt.step(g.grads, g.finite);
+    ref_scaler->adjust(g.finite);
+  }
+  double worst = 0.0;
+  const auto pd = model->trainable_params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto a = pd[i].to_vector<float>(), b = params[i].to_vector<float>();
+    for (size_t k = 0; k < b.size(); ++k) worst = std::max(worst, std::fabs(static_cast<double>(a[k]) - b[k]));
+  }
+  std::printf("loss-scale: %d ranks, %d steps, step %d overflowed on rank 1: skipped %d step(s); scales", dist::size(),
+              kSteps, kOverflowStep, skipped);
+  for (double s : scales) std::printf(" %g", s);
+  std::printf(" -> %g (one process %g); max difference of the parameters %.3g\n", scaler->current_scale(),
+              ref_scaler->current_scale(), worst);
+  if (dist::size() < 2) return fail("run it with several ranks");
+  const std::vector<double> expected{1024, 1024, 2048, 2048, 1024, 1024, 2048, 2048};
+  if (scales != expected) return fail("the scales are not the dynamic scaler's sequence");
+  if (scaler->current_scale() != ref_scaler->current_scale() ||
+      scaler->counter().item() != ref_scaler->counter().item()) {
+    return fail("the scaler's state differs from the one-process run");
+  }
+  if (!(worst <= 1e-5)) return fail("the parameters differ from the one-process run by " + std::to_string(worst));
+  return 0;
+}
+
 int bench_allreduce() {
   const int64_t n = 100 * 1000 * 1000 / 4;
   Tensor a = ones({n});
@@ -277,8 +359,9 @@ int main(int argc, char** argv) {
     else if (mode.rfind("fault-", 0) == 0) rc = fault(mode.substr(6));
     else if (mode == "mismatch") rc = mismatch();
     else if (mode == "batchnorm") rc = batchnorm();
+    else if (mode == "loss-scale") rc = loss_scale();
     else if (mode == "bench-allreduce") rc = bench_allreduce();
-    else std::fprintf(stderr, "usage: dist_check equivalence mlp|cnn sgd|adam | overlap | fault-exit | fault-throw | fault-hang | mismatch | batchnorm | bench-allreduce\n");
+    else std::fprintf(stderr, "usage: dist_check equivalence mlp|cnn sgd|adam | overlap | fault-exit | fault-throw | fault-hang | mismatch | batchnorm | loss-scale | bench-allreduce\n");
   } catch (const Error& e) {
     dist::abort(1, e.what());
   }

@@ -8,6 +8,8 @@
 #   cli                      mpirun -np 2 bprop train --data-parallel: one log and one checkpoint (rank 0), the
 #                            same losses and accuracies as one process; --resume starts every rank from it
 #   batchnorm                batch-norm statistics differ between ranks by default, equal with average_state
+#   loss-scale               dynamic loss scaling: rank 1's infinite loss at step 3 skips that step on every
+#                            rank and halves the scale; parameters and scale equal one process's
 #   mismatch                 rank 1 holds another model: every rank reports it, naming rank 1
 set -uo pipefail
 case_name=$1
@@ -32,7 +34,7 @@ case $case_name in
     grep -q "max relative difference" "$out" || fail "no comparison printed"
     cat "$out"
     ;;
-  overlap | batchnorm)
+  overlap | batchnorm | loss-scale)
     timeout 100 "${launch[@]}" -np 2 "$bin" "$case_name" >"$out" 2>&1 || fail "exit status $?"
     cat "$out"
     ;;

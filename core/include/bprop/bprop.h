@@ -8,6 +8,7 @@
 #include "bprop/context.h"
 #include "bprop/device.h"
 #include "bprop/jit.h"
+#include "bprop/amp.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"
 #include "bprop/nn/layers.h"

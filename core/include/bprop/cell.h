@@ -12,6 +12,10 @@
 
 namespace bprop {
 
+namespace amp {
+enum class Level;  // bprop/amp.h
+}
+
 class Cell {
  public:
   virtual ~Cell() = default;
@@ -45,6 +49,10 @@ class Cell {
   /// registered with register_state (moving statistics) is left non-trainable.
   void set_grad(bool requires_grad = true);
   const std::string& cell_name() const { return name_; }
+  /// Runs this cell's calls under automatic mixed precision (amp::auto_mixed_precision sets it; level O0 = none).
+  void set_mixed_precision(amp::Level level, DType dtype);
+  amp::Level mixed_precision_level() const { return amp_level_; }
+  DType mixed_precision_dtype() const { return amp_dtype_; }
 
   /// Adds a parameter under `name` (ValueError when the name is taken in this cell) and returns it.
   Parameter register_parameter(const std::string& name, const Parameter& p);
@@ -63,6 +71,7 @@ class Cell {
  private:
   void check_new_name(const std::string& name) const;
   Value eager_call(const std::vector<Tensor>& inputs);
+  Value construct_or_bprop(const std::vector<Tensor>& inputs);
   // Graph mode's jit caches of this cell's calls. They call this object, so a copy of the cell starts its own.
   struct GraphCache {
     std::shared_ptr<detail::GraphModeCache> p;
@@ -77,6 +86,8 @@ class Cell {
 
   std::string name_;
   bool training_ = true;
+  amp::Level amp_level_{};  // O0
+  DType amp_dtype_ = DType::Float16;
   std::vector<std::pair<std::string, Parameter>> params_;
   std::vector<bool> is_state_;  // parallel to params_
   std::vector<std::pair<std::string, std::shared_ptr<Cell>>> cells_;

@@ -95,6 +95,21 @@ using HalfKernelFn = std::function<bool(KernelCtx&)>;
 /// Returns one gradient per input (undefined where not needed or not differentiable).
 using BpropFn = std::function<std::vector<Tensor>(const BpropCtx&)>;
 
+/// How automatic mixed precision (bprop/amp.h) treats an op's float inputs inside an autocast region.
+enum class AmpClass {
+  /// From the family: compute ops (unary, binary, activation, reduce, select, embedding, conv_pool, linalg) Follow,
+  /// norms and losses Float32, everything else Keep. Registry::add resolves it.
+  Default,
+  /// Never cast (shape, indexing, comparison, casts, random numbers, optimizer updates).
+  Keep,
+  /// Runs in its inputs' dtype; O2 and O3 cast float32 inputs to the half dtype.
+  Follow,
+  /// The white list (matmul, conv): every level O1-O3 casts float32 inputs to the half dtype.
+  Half,
+  /// The black list (norms, softmax, losses): O1 and O2 cast half inputs to float32; O3 casts to half.
+  Float32,
+};
+
 struct OpDef {
   std::string name;
   std::vector<InputSpec> inputs;
@@ -117,6 +132,8 @@ struct OpDef {
   std::string family;    // unary, binary, ... (for the coverage matrix)
   /// Elementwise ops without attributes: the array functions their kernel runs, which graph mode fuses.
   ElementwiseDef elementwise;
+  /// The op's place in automatic mixed precision's lists.
+  AmpClass amp = AmpClass::Default;
 
   /// Convenience for op files: sets the CPU kernel.
   OpDef& cpu(KernelFn k) {

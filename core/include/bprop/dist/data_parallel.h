@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "bprop/amp.h"
 #include "bprop/cell.h"
 #include "bprop/nn/optim.h"
 
@@ -64,6 +65,15 @@ class DataParallel {
   /// value (the unweighted local loss, aux...).
   Value step(const Fn& fn, const std::vector<Tensor>& inputs, int64_t local_count, int64_t global_count);
 
+  /// Loss scaling for mixed precision (nullptr: none): step() then differentiates the weighted loss times the scale,
+  /// unscales the reduced gradients and skips the update when any is not finite, then adjusts the scale. Every rank
+  /// decides alike: the flag is computed from the reduced gradients, and a non-finite gradient on any rank makes
+  /// their sum non-finite on every rank (inf and nan survive a sum).
+  void set_loss_scaler(std::shared_ptr<amp::LossScaler> scaler) { scaler_ = std::move(scaler); }
+  const std::shared_ptr<amp::LossScaler>& loss_scaler() const { return scaler_; }
+  /// Whether the last step was skipped for non-finite gradients (always false without a loss scaler).
+  bool last_step_overflowed() const { return overflowed_; }
+
   /// Copies rank 0's parameters and state to every rank (after loading a checkpoint on rank 0, say).
   void broadcast_parameters();
 
@@ -89,6 +99,8 @@ class DataParallel {
   int rank_ = 0, world_ = 1;
   std::unique_ptr<Buckets> buckets_;
   StepTiming timing_;
+  std::shared_ptr<amp::LossScaler> scaler_;
+  bool overflowed_ = false;
 };
 
 }  // namespace bprop::dist

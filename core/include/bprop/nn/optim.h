@@ -20,6 +20,10 @@ class Optimizer {
   /// One update from one gradient per parameter (same order and shapes). Parameters whose requires_grad is
   /// false are left alone. ShapeError / ValueError on a count or shape mismatch, before anything is written.
   void step(const std::vector<Tensor>& grads);
+  /// step() when `apply_if` (a 0-d bool tensor) is true; otherwise nothing changes, the step counts included
+  /// (mixed precision's skipped step after an overflow). Eagerly the flag is read on the host and a false one skips
+  /// the work; under jit every write becomes a select on it, so the graph reads nothing back. Both give the same bits.
+  void step(const std::vector<Tensor>& grads, const Tensor& apply_if);
   /// step() with the gradient tuple grad / value_and_grad return for weights=parameters().
   void apply_gradients(const Value& grads) { step(grads.flatten()); }
   /// MindSpore's optimizer(grads).
@@ -44,6 +48,17 @@ class Optimizer {
   virtual void update(size_t i, Parameter& p, const Tensor& grad) = 0;
   /// State tensor `key` of parameter i, created as zeros of the parameter's shape and dtype on first use.
   Tensor& state_tensor(size_t i, const std::string& key, bool* created = nullptr);
+  /// Writes `value` into `target` (a parameter or a state tensor). Every write of an update goes through here, so a
+  /// gated step can turn it into a select.
+  void commit(const Tensor& target, const Tensor& value);
+
+ private:
+  /// The gradients validated (ShapeError / ValueError before anything is written), in the parameters' dtypes.
+  std::vector<Tensor> checked_gradients(const std::vector<Tensor>& grads) const;
+  /// One update from checked gradients.
+  void apply(const std::vector<Tensor>& gs);
+
+ protected:
 
   std::string name_;
   std::vector<Parameter> params_;
@@ -55,6 +70,7 @@ class Optimizer {
   Parameter steps_t_;
   std::vector<Parameter> updates_t_;
   std::vector<std::map<std::string, Tensor>> state_;  // Parameters (requires_grad false), updated with assign
+  Tensor gate_;  // during a traced gated step: the apply_if flag
 };
 
 /// PyTorch's SGD: g += weight_decay * p; with momentum, buf = g on the first step, then

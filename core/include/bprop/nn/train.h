@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "bprop/amp.h"
 #include "bprop/cell.h"
 #include "bprop/nn/optim.h"
 
@@ -35,5 +36,34 @@ class TrainOneStepCell : public Cell {
   std::shared_ptr<Cell> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
 };
+
+/// MindSpore's TrainOneStepWithLossScaleCell (PyTorch's GradScaler around a step): construct(inputs...) takes the
+/// gradients of loss * scale w.r.t. the optimizer's parameters, unscales them, and applies the optimizer only when
+/// every unscaled gradient is finite; then the scaler adjusts its scale (a dynamic scaler halves it after an
+/// overflow). Returns (loss, overflow, scale): the loss before the update, a 0-d bool that is true when the step was
+/// skipped, and the scale this step used. Eager and jitted steps give the same bits; under jit nothing is read back
+/// (the skip is a select in the graph).
+class TrainOneStepWithLossScaleCell : public Cell {
+ public:
+  TrainOneStepWithLossScaleCell(std::shared_ptr<Cell> network, std::shared_ptr<optim::Optimizer> optimizer,
+                                std::shared_ptr<amp::LossScaler> scaler);
+  Value construct(const std::vector<Tensor>& inputs) override;
+  const std::shared_ptr<Cell>& network() const { return network_; }
+  const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
+  const std::shared_ptr<amp::LossScaler>& scaler() const { return scaler_; }
+
+ private:
+  std::shared_ptr<Cell> network_;
+  std::shared_ptr<optim::Optimizer> optimizer_;
+  std::shared_ptr<amp::LossScaler> scaler_;
+};
+
+/// The scaled step's arithmetic, shared by TrainOneStepWithLossScaleCell and data-parallel training: from the
+/// gradients of the scaled loss, the unscaled gradients and whether they are all finite.
+struct UnscaledGradients {
+  std::vector<Tensor> grads;
+  Tensor finite;  // 0-d bool
+};
+UnscaledGradients unscale_and_check(const amp::LossScaler& scaler, const std::vector<Tensor>& scaled_grads);
 
 }  // namespace bprop::nn
