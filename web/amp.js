@@ -90,10 +90,12 @@ export function makeAmp(bp, { Tensor, Parameter }) {
     return outputsToFloat32(autocast(setting.level, setting.dtype, run));
   }
 
-  /** A 0-d bool tensor: every element of every tensor is finite (the all_finite op). */
+  /** A 0-d bool tensor: every element of every tensor is finite (the all_finite op); true for an empty list. */
   function allFinite(tensors) {
     const list = Array.from(tensors ?? []);
-    return bp.ops.all_finite(...list);
+    // (the op needs one tensor at least; as amp::all_finite, nothing is finite)
+    if (list.length === 0) return bp.ones([], { dtype: 'bool' });
+    return bp.ops.all_finite(list);
   }
 
   /**

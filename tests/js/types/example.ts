@@ -56,6 +56,13 @@ async function main(): Promise<void> {
     await Promise.resolve();
     return bp.ones([2]).add(1);
   });
+  // mixed precision
+  const half: Tensor = bp.amp.autocast('O1', 'bfloat16', () => x.matmul(bp.ones([3, 3])));
+  const scaler = new bp.amp.DynamicLossScaler(1024, 2, 100);
+  const scaled: Tensor = scaler.scale(half.sum());
+  const finite: Tensor = bp.amp.allFinite(scaler.unscale([scaled]));
+  scaler.adjust(finite);
+  console.log(scaler.currentScale, scaler.counter.item(), bp.amp.state().level);
   try {
     x.add(bp.ones([4]));
   } catch (e) {
