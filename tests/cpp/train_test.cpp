@@ -374,6 +374,33 @@ TEST(TrainModels, TrainingIsSeededAndReproducible) {
   EXPECT_NE(run(3), run(4));
 }
 
+namespace {
+
+// One epoch of a 4x4-input model from seed 5 with batch 16 and `opts` (jit, amp): the epoch and every parameter.
+struct EpochRun {
+  bprop::models::EpochResult epoch;
+  std::vector<std::vector<float>> params;
+  std::vector<bprop::DType> dtypes;
+  bool scaled = false;  // a loss scaler was made
+};
+EpochRun train_small_epoch(const char* kind, const bprop::data::Dataset& ds, bprop::models::TrainOptions opts) {
+  bprop::nn::set_seed(5);
+  auto model = bprop::models::make_model(kind, 4, 4);
+  opts.batch_size = 16;
+  opts.seed = 5;
+  bprop::models::Trainer trainer(model, opts, bprop::models::compute_normalization(ds));
+  EpochRun r;
+  r.scaled = trainer.loss_scaler() != nullptr;
+  r.epoch = trainer.train_epoch(ds, 1, nullptr);
+  for (const auto& [name, p] : model->parameters_and_names()) {
+    r.params.push_back(p.to_vector<float>());
+    r.dtypes.push_back(p.dtype());
+  }
+  return r;
+}
+
+}  // namespace
+
 TEST(TrainModels, JitStepsTrainAsEagerStepsDo) {
   // --jit: loss, gradients and the Adam update of each step in one graph; the same parameters to the bit, for the
   // mlp and the cnn (batch norm statistics updated inside the graph), over an epoch with a short last batch
@@ -382,22 +409,12 @@ TEST(TrainModels, JitStepsTrainAsEagerStepsDo) {
   const bprop::data::Dataset ds = bprop::data::load_split(dir.str(), "train");
   for (const char* kind : {"mlp", "cnn"}) {
     SCOPED_TRACE(kind);
-    auto run = [&](bool jit) {
-      bprop::nn::set_seed(5);
-      auto model = bprop::models::make_model(kind, 4, 4);
-      bprop::models::TrainOptions opts;
-      opts.batch_size = 16;
-      opts.seed = 5;
-      opts.jit = jit;
-      bprop::models::Trainer trainer(model, opts, bprop::models::compute_normalization(ds));
-      const auto epoch = trainer.train_epoch(ds, 1, nullptr);
-      std::vector<std::vector<float>> params;
-      for (const auto& [name, p] : model->parameters_and_names()) params.push_back(p.to_vector<float>());
-      return std::make_pair(epoch.train_loss, params);
-    };
-    const auto eager = run(false), jitted = run(true);
-    EXPECT_EQ(jitted.first, eager.first);
-    EXPECT_EQ(jitted.second, eager.second);
+    bprop::models::TrainOptions opts;
+    const EpochRun eager = train_small_epoch(kind, ds, opts);
+    opts.jit = true;
+    const EpochRun jitted = train_small_epoch(kind, ds, opts);
+    EXPECT_EQ(jitted.epoch.train_loss, eager.epoch.train_loss);
+    EXPECT_EQ(jitted.params, eager.params);
   }
 }
 
@@ -408,36 +425,24 @@ TEST(TrainModels, MixedPrecisionTrainsCloseToFloat32AndJitMatchesEager) {
   write_split(dir, "train", 60, 60, false);
   const bprop::data::Dataset ds = bprop::data::load_split(dir.str(), "train");
   for (const char* kind : {"mlp", "cnn"}) {
-    auto run = [&](const std::string& amp, const std::string& dtype, bool jit) {
-      bprop::nn::set_seed(5);
-      auto model = bprop::models::make_model(kind, 4, 4);
-      bprop::models::TrainOptions opts;
-      opts.batch_size = 16;
-      opts.seed = 5;
-      opts.jit = jit;
-      opts.amp = amp;
-      opts.amp_dtype = dtype;
-      bprop::models::Trainer trainer(model, opts, bprop::models::compute_normalization(ds));
-      EXPECT_EQ(trainer.loss_scaler() != nullptr, amp != "O0" && dtype == "float16");
-      const auto epoch = trainer.train_epoch(ds, 1, nullptr);
-      std::vector<std::vector<float>> params;
-      for (const auto& [name, p] : model->parameters_and_names()) {
-        EXPECT_EQ(p.dtype(), bprop::DType::Float32) << name;
-        params.push_back(p.to_vector<float>());
-      }
-      return std::make_tuple(epoch, params);
-    };
-    const auto [f32, p32] = run("O0", "bfloat16", false);
+    const EpochRun f32 = train_small_epoch(kind, ds, {});
+    EXPECT_FALSE(f32.scaled);
     for (const char* dtype : {"bfloat16", "float16"}) {
       SCOPED_TRACE(std::string(kind) + " " + dtype);
-      const auto [eager, pe] = run("O2", dtype, false);
-      const auto [jitted, pj] = run("O2", dtype, true);
-      EXPECT_EQ(jitted.train_loss, eager.train_loss);
-      EXPECT_EQ(pj, pe);
-      EXPECT_NE(pe, p32);  // it did run in half
-      EXPECT_NEAR(eager.train_loss, f32.train_loss, 0.05 * f32.train_loss);
-      EXPECT_EQ(eager.skipped_steps, 0);
-      EXPECT_EQ(eager.loss_scale, std::string(dtype) == "float16" ? 65536.0 : 0.0);
+      bprop::models::TrainOptions opts;
+      opts.amp = "O2";
+      opts.amp_dtype = dtype;
+      const EpochRun eager = train_small_epoch(kind, ds, opts);
+      opts.jit = true;
+      const EpochRun jitted = train_small_epoch(kind, ds, opts);
+      EXPECT_EQ(eager.scaled, std::string(dtype) == "float16");
+      for (const bprop::DType d : eager.dtypes) EXPECT_EQ(d, bprop::DType::Float32);
+      EXPECT_EQ(jitted.epoch.train_loss, eager.epoch.train_loss);
+      EXPECT_EQ(jitted.params, eager.params);
+      EXPECT_NE(eager.params, f32.params);  // it did run in half
+      EXPECT_NEAR(eager.epoch.train_loss, f32.epoch.train_loss, 0.05 * f32.epoch.train_loss);
+      EXPECT_EQ(eager.epoch.skipped_steps, 0);
+      EXPECT_EQ(eager.epoch.loss_scale, std::string(dtype) == "float16" ? 65536.0 : 0.0);
     }
   }
   bprop::models::TrainOptions opts;
