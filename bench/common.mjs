@@ -88,13 +88,20 @@ export function reps(quick) {
     : { W1: [5, 30], W2: [2, 10], W3: [3, 10], W4: [3, 20], W5: [3, 20] };
 }
 
-/** Command-line options of every benchmark program: --quick, --workloads W1,W3. */
+/**
+ * Command-line options of every benchmark program: --quick, --workloads W1,W3, --dtypes float32,bfloat16 (the
+ * precisions to run: float32 rows, and the half rows of bench/README.md).
+ */
 export function parseArgs(argv = process.argv.slice(2)) {
-  const opts = { quick: false, workloads: null };
+  const opts = { quick: false, workloads: null, dtypes: ['float32'] };
   for (let i = 0; i < argv.length; ++i) {
     if (argv[i] === '--quick') opts.quick = true;
     else if (argv[i] === '--workloads') opts.workloads = new Set(argv[++i].split(','));
-    else throw new Error(`unknown argument ${argv[i]} (--quick, --workloads W1,W2,W3,W4,W5)`);
+    else if (argv[i] === '--dtypes') opts.dtypes = argv[++i].split(',');
+    else throw new Error(`unknown argument ${argv[i]} (--quick, --workloads W1,W2,W3,W4,W5, --dtypes float32,bfloat16)`);
+  }
+  for (const d of opts.dtypes) {
+    if (!['float32', 'bfloat16', 'float16'].includes(d)) throw new Error(`--dtypes takes float32, bfloat16 and float16, got ${d}`);
   }
   opts.want = (w) => !opts.workloads || opts.workloads.has(w);
   return opts;

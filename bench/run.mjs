@@ -1,8 +1,10 @@
 // npm run bench [-- --quick] [-- --workloads W1,W3] [-- --impls bprop-native,torch-cpu] [-- --no-build]
+//               [-- --dtypes float32,bfloat16]
 //
 // Builds the native benchmark program and the WebAssembly module, then runs every implementation of the
 // workloads W1..W5 one after another (bprop native, bprop WebAssembly in Node, PyTorch CPU, TensorFlow.js cpu
-// and wasm), each on one thread. Writes one JSON line per implementation and workload to
+// and wasm), each on one thread, in float32 and in the half-precision rows (W3 in bfloat16, W1/W4 with mixed
+// precision O2 in bfloat16; the peer torch-cpu-bf16 runs them with bfloat16 tensors and torch.autocast). Writes one JSON line per implementation and workload to
 // bench/results/latest.jsonl, compares the step-0 losses, and prints a table of medians, the ratios
 // bprop / peer and the issue's targets. A missing peer is reported and skipped, never fatal.
 import { spawn, spawnSync } from 'node:child_process';
@@ -16,9 +18,13 @@ import { packageSizes } from '../tools/package-size.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
-const IMPLS = ['bprop-native', 'bprop-native-jit', 'bprop-wasm', 'bprop-wasm-jit', 'torch-cpu', 'tfjs-cpu', 'tfjs-wasm'];
+const IMPLS = ['bprop-native', 'bprop-native-jit', 'bprop-wasm', 'bprop-wasm-jit', 'torch-cpu', 'torch-cpu-bf16', 'tfjs-cpu', 'tfjs-wasm'];
 const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5'];
-/** One row per workload (W3 twice). */
+const DTYPES = ['float32', 'bfloat16'];
+/**
+ * One row per workload (W3 twice), then the half-precision rows: their lines carry `dtype` (W3: the tensors in it)
+ * and `amp` (W1/W4: the forward under mixed precision O2 in the dtype, float32 parameters).
+ */
 const ROWS = [
   { workload: 'W1', label: 'W1 mlp_step', unit: 'ms' },
   { workload: 'W2', label: 'W2 scalar_chain', unit: 'ns/op' },
@@ -26,11 +32,19 @@ const ROWS = [
   { workload: 'W3', n: 1024, label: 'W3 matmul_grad n=1024', unit: 'ms' },
   { workload: 'W4', label: 'W4 cnn_step', unit: 'ms' },
   { workload: 'W5', label: 'W5 elementwise', unit: 'ms' },
+  { workload: 'W1', amp: 'O2', dtype: 'bfloat16', label: 'W1 mlp_step O2 bf16', unit: 'ms' },
+  { workload: 'W3', n: 256, dtype: 'bfloat16', label: 'W3 matmul_grad n=256 bf16', unit: 'ms' },
+  { workload: 'W3', n: 1024, dtype: 'bfloat16', label: 'W3 matmul_grad n=1024 bf16', unit: 'ms' },
+  { workload: 'W4', amp: 'O2', dtype: 'bfloat16', label: 'W4 cnn_step O2 bf16', unit: 'ms' },
 ];
+/** True when result line `l` measures row `r` (the same workload, size, dtype and amp level). */
+const sameRow = (l, r) =>
+  l.workload === r.workload && (l.n ?? null) === (r.n ?? null) && (l.dtype ?? null) === (r.dtype ?? null) && (l.amp ?? null) === (r.amp ?? null);
+const rowFields = (r) => ({ ...(r.n ? { n: r.n } : {}), ...(r.amp ? { amp: r.amp } : {}), ...(r.dtype ? { dtype: r.dtype } : {}) });
 
 // ---- options -------------------------------------------------------------------------------------------
 
-const opts = { quick: false, build: true, workloads: WORKLOADS, impls: IMPLS, relaxedSimd: true };
+const opts = { quick: false, build: true, workloads: WORKLOADS, impls: IMPLS, dtypes: DTYPES, relaxedSimd: true };
 {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; ++i) {
@@ -40,15 +54,18 @@ const opts = { quick: false, build: true, workloads: WORKLOADS, impls: IMPLS, re
     else if (a === '--no-relaxed-simd') opts.relaxedSimd = false;
     else if (a === '--workloads') opts.workloads = argv[++i].split(',');
     else if (a === '--impls') opts.impls = argv[++i].split(',');
+    else if (a === '--dtypes') opts.dtypes = argv[++i].split(',');
     else {
-      console.error(`bench: unknown argument ${a}\nusage: npm run bench [-- --quick] [-- --workloads W1,W3] [-- --impls ${IMPLS.join(',')}] [-- --no-build] [-- --no-relaxed-simd]`);
+      console.error(`bench: unknown argument ${a}\nusage: npm run bench [-- --quick] [-- --workloads W1,W3] [-- --impls ${IMPLS.join(',')}] [-- --dtypes ${DTYPES.join(',')}] [-- --no-build] [-- --no-relaxed-simd]`);
       process.exit(2);
     }
   }
   for (const w of opts.workloads) if (!WORKLOADS.includes(w)) throw new Error(`bench: unknown workload ${w}`);
   for (const m of opts.impls) if (!IMPLS.includes(m)) throw new Error(`bench: unknown implementation ${m}`);
+  for (const d of opts.dtypes) if (!DTYPES.includes(d)) throw new Error(`bench: unknown dtype ${d} (${DTYPES.join(', ')})`);
 }
 const passArgs = [...(opts.quick ? ['--quick'] : []), '--workloads', opts.workloads.join(',')];
+const dtypeArgs = ['--dtypes', opts.dtypes.join(',')];
 
 /**
  * Node options for the WebAssembly runs. bprop's float32 GEMM uses fused multiply-add from WebAssembly relaxed SIMD
@@ -155,16 +172,21 @@ function build(label, cmd, args) {
 const fmtNum = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 1 ? v.toFixed(2) : v.toPrecision(2));
 
 function describe(line) {
-  const what = `${line.workload}${line.n ? ` n=${line.n}` : ''}`;
+  const what = `${line.workload}${line.n ? ` n=${line.n}` : ''}${line.amp ? ` ${line.amp}` : ''}${line.dtype ? ` ${line.dtype}` : ''}`;
   if (line.unsupported) return `${what}: unsupported (${line.unsupported})`;
   if (line.error) return `${what}: error: ${line.error}`;
   if (line.skipped) return `${what}: skipped (${line.skipped})`;
-  const extra = line.gflops ? `, ${fmtNum(line.gflops)} GFLOP/s` : '';
+  const extra = (line.gflops ? `, ${fmtNum(line.gflops)} GFLOP/s` : '') + (line.peak_bytes ? `, peak ${fmtNum(line.peak_bytes / 1e6)} MB` : '');
   const check = line.check ? (line.check.ok ? 'check ok' : `CHECK FAILED: ${line.check.message}`) : 'no check';
   return `${what}: median ${fmtNum(line.median)} ${line.metric} (min ${fmtNum(line.min)}, max ${fmtNum(line.max)}, ${line.reps} reps${extra}); ${check}`;
 }
 
-/** How each implementation is prepared and started; prepare() returns null or the reason to skip. */
+/**
+ * How each implementation is prepared and started; prepare() returns null or the reason to skip; rows(r) says
+ * which rows it reports (bprop everything; the float32 peers the float32 rows; torch-cpu-bf16 the half rows).
+ */
+const f32Rows = (r) => !r.dtype;
+const halfRows = (r) => Boolean(r.dtype);
 const require = createRequire(import.meta.url);
 const nativeExe = path.join(root, 'build', 'bench', 'bench', 'bench_native');
 const python = process.env.BPROP_BENCH_PYTHON || '/usr/bin/python3';
@@ -188,7 +210,8 @@ const RUNNERS = {
       }
       return existsSync(nativeExe) ? null : `${path.relative(root, nativeExe)} is missing (build it, or run without --no-build)`;
     },
-    cmd: () => [nativeExe, passArgs],
+    rows: () => true,
+    cmd: () => [nativeExe, [...passArgs, ...dtypeArgs]],
   },
   // The same program with each differentiated function wrapped in jit (graph mode: traced once, optimised,
   // replayed); the training steps' SGD update still runs on the host after the graph.
@@ -197,7 +220,8 @@ const RUNNERS = {
       if (opts.impls.includes('bprop-native')) return existsSync(nativeExe) ? null : 'bench_native is missing';
       return RUNNERS['bprop-native'].prepare();
     },
-    cmd: () => [nativeExe, ['--jit', ...passArgs]],
+    rows: () => true,
+    cmd: () => [nativeExe, ['--jit', ...passArgs, ...dtypeArgs]],
   },
   'bprop-wasm': {
     prepare() {
@@ -208,7 +232,8 @@ const RUNNERS = {
       }
       return existsSync(wasm) ? null : 'web/dist/bprop.wasm is missing (npm run build:wasm)';
     },
-    cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'wasm.mjs'), ...passArgs]],
+    rows: (r) => f32Rows(r) || Boolean(r.amp),  // WebAssembly: W1/W4 with mixed precision, no W3 in bfloat16
+    cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'wasm.mjs'), ...passArgs, ...dtypeArgs]],
   },
   // The same workloads with each differentiated function wrapped in bp.jit (graph mode: traced once, replayed).
   'bprop-wasm-jit': {
@@ -217,7 +242,8 @@ const RUNNERS = {
       if (opts.impls.includes('bprop-wasm')) return existsSync(path.join(root, 'web', 'dist', 'bprop.wasm')) ? null : 'web/dist/bprop.wasm is missing';
       return RUNNERS['bprop-wasm'].prepare();
     },
-    cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'wasm.mjs'), '--jit', ...passArgs]],
+    rows: (r) => f32Rows(r) || Boolean(r.amp),
+    cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'wasm.mjs'), '--jit', ...passArgs, ...dtypeArgs]],
   },
   'torch-cpu': {
     prepare() {
@@ -225,10 +251,18 @@ const RUNNERS = {
       if (r.error) return `${python} not found`;
       return r.status === 0 ? null : `PyTorch or numpy is not importable by ${python} (Debian: apt-get install python3-torch)`;
     },
+    rows: f32Rows,
     cmd: () => [python, [path.join(here, 'torch_bench.py'), ...passArgs]],
+  },
+  // torch.bfloat16 tensors (W3) and torch.autocast('cpu', torch.bfloat16) around the forward (W1, W4).
+  'torch-cpu-bf16': {
+    prepare: () => RUNNERS['torch-cpu'].prepare(),
+    rows: halfRows,
+    cmd: () => [python, [path.join(here, 'torch_bench.py'), '--bf16', ...passArgs]],
   },
   'tfjs-cpu': {
     prepare: () => (hasModule('@tensorflow/tfjs') ? null : '@tensorflow/tfjs is not installed (npm install)'),
+    rows: f32Rows,
     cmd: () => [process.execPath, [path.join(here, 'tfjs.mjs'), '--backend', 'cpu', ...passArgs]],
   },
   'tfjs-wasm': {
@@ -236,12 +270,14 @@ const RUNNERS = {
       hasModule('@tensorflow/tfjs') && hasModule('@tensorflow/tfjs-backend-wasm')
         ? null
         : '@tensorflow/tfjs-backend-wasm is not installed (npm install)',
+    rows: f32Rows,
     cmd: () => [process.execPath, [...wasmNode.args, path.join(here, 'tfjs.mjs'), '--backend', 'wasm', ...passArgs]],
   },
 };
 
-/** The (workload, n) pairs this run asks for. */
-const wanted = ROWS.filter((r) => opts.workloads.includes(r.workload));
+/** The rows this run asks for, and those of one implementation. */
+const wanted = ROWS.filter((r) => opts.workloads.includes(r.workload) && opts.dtypes.includes(r.dtype ?? 'float32'));
+const wantedOf = (impl) => wanted.filter((r) => RUNNERS[impl].rows(r));
 
 const SETTLE_MS = 10_000;
 const results = [];
@@ -253,7 +289,7 @@ console.log(`bench: WebAssembly runs: ${wasmNode.note}`);
 // Everything is built before anything is measured (no compile competes with a measurement), and the machine is
 // given a moment after the builds to finish writing them out.
 const skips = new Map();
-for (const impl of opts.impls) skips.set(impl, RUNNERS[impl].prepare());
+for (const impl of opts.impls) skips.set(impl, wantedOf(impl).length ? RUNNERS[impl].prepare() : 'none of the rows asked for');
 if (builtSomething) {
   console.log(`bench: waiting ${SETTLE_MS / 1000} s for the machine to settle after the builds`);
   spawnSync('sync');
@@ -266,17 +302,17 @@ for (const impl of opts.impls) {
   const skip = skips.get(impl);
   if (skip) {
     console.log(`bench: ${impl} skipped: ${skip}`);
-    for (const r of wanted) results.push({ impl, workload: r.workload, ...(r.n ? { n: r.n } : {}), skipped: skip });
+    for (const r of wantedOf(impl)) results.push({ impl, workload: r.workload, ...rowFields(r), skipped: skip });
     continue;
   }
   const [cmd, args] = runner.cmd();
   const { code, lines, error } = await runChild(cmd, args, (line) => console.log(`  ${describe(line)}`));
   results.push(...lines);
   // Workloads the program did not report (it crashed, or was killed) are errors.
-  for (const r of wanted) {
-    if (!lines.some((l) => l.workload === r.workload && (l.n ?? null) === (r.n ?? null))) {
+  for (const r of wantedOf(impl)) {
+    if (!lines.some((l) => sameRow(l, r))) {
       const why = error ? String(error.message) : `${path.basename(cmd)} exited with status ${code} before reporting it`;
-      results.push({ impl, workload: r.workload, ...(r.n ? { n: r.n } : {}), error: why });
+      results.push({ impl, workload: r.workload, ...rowFields(r), error: why });
       console.log(`  ${describe(results[results.length - 1])}`);
     }
   }
@@ -289,17 +325,24 @@ writeFileSync(outFile, results.map((l) => JSON.stringify(l)).join('\n') + '\n');
 
 // ---- step-0 losses: the same inputs must give the same loss everywhere ---------------------------------------
 
-const find = (impl, workload, n) => results.find((l) => l.impl === impl && l.workload === workload && (l.n ?? null) === (n ?? null));
+/** The line of `impl` for a workload (and n) in float32, or with `precision` ({dtype, amp}) in a half row. */
+const find = (impl, workload, n, precision = {}) =>
+  results.find((l) => l.impl === impl && sameRow(l, { workload, n, ...precision }));
+const O2 = { amp: 'O2', dtype: 'bfloat16' };
+const BF16 = { dtype: 'bfloat16' };
 const valid = (l) => l && l.median !== undefined && l.check?.ok !== false;
 const mismatches = [];
-console.log('\n== step-0 losses (same seeded inputs, so the same loss up to float32 rounding) ==');
-for (const workload of ['W1', 'W4'].filter((w) => opts.workloads.includes(w))) {
-  const losses = opts.impls.map((impl) => [impl, find(impl, workload)?.check?.loss0]).filter(([, v]) => Number.isFinite(v));
+console.log('\n== step-0 losses (same seeded inputs, so the same loss up to float32 rounding; O2 bf16 up to 2%) ==');
+// Mixed precision rounds differently in each implementation (O2 against autocast's list), hence the wider bound.
+for (const [workload, precision, rel] of [['W1', {}, 1e-4], ['W4', {}, 1e-4], ['W1', O2, 2e-2], ['W4', O2, 2e-2]]) {
+  if (!opts.workloads.includes(workload)) continue;
+  const label = `${workload}${precision.amp ? ' O2 bf16' : ''}`;
+  const losses = opts.impls.map((impl) => [impl, find(impl, workload, undefined, precision)?.check?.loss0]).filter(([, v]) => Number.isFinite(v));
   if (!losses.length) continue;
   const ref = losses[0][1];
-  const bad = losses.filter(([, v]) => Math.abs(v - ref) > 1e-4 * Math.abs(ref));
-  console.log(`${workload}: ${losses.map(([i, v]) => `${i} ${v.toPrecision(8)}`).join(', ')}${bad.length ? '  <-- MISMATCH' : '  (agree)'}`);
-  if (bad.length) mismatches.push(`${workload}: ${bad.map(([i]) => i).join(', ')} differ from ${losses[0][0]}`);
+  const bad = losses.filter(([, v]) => Math.abs(v - ref) > rel * Math.abs(ref));
+  console.log(`${label}: ${losses.map(([i, v]) => `${i} ${v.toPrecision(8)}`).join(', ')}${bad.length ? '  <-- MISMATCH' : '  (agree)'}`);
+  if (bad.length) mismatches.push(`${label}: ${bad.map(([i]) => i).join(', ')} differ from ${losses[0][0]}`);
 }
 
 // ---- the table ----------------------------------------------------------------------------------------------
@@ -316,6 +359,8 @@ function ratio(a, b) {
 }
 const RATIOS = [
   ['native/torch', 'bprop-native', 'torch-cpu'],
+  ['native/torch-bf16', 'bprop-native', 'torch-cpu-bf16'],
+  ['native-jit/torch-bf16', 'bprop-native-jit', 'torch-cpu-bf16'],
   ['native-jit/native', 'bprop-native-jit', 'bprop-native'],
   ['native-jit/torch', 'bprop-native-jit', 'torch-cpu'],
   ['native/tfjs-cpu', 'bprop-native', 'tfjs-cpu'],
@@ -328,9 +373,9 @@ const header = ['workload', 'unit', ...opts.impls, ...RATIOS.map(([n]) => n)];
 const table = wanted.map((r) => [
   r.label,
   r.unit,
-  ...opts.impls.map((impl) => cell(find(impl, r.workload, r.n))),
+  ...opts.impls.map((impl) => cell(find(impl, r.workload, r.n, r))),
   ...RATIOS.map(([, a, b]) => {
-    const v = ratio(find(a, r.workload, r.n), find(b, r.workload, r.n));
+    const v = ratio(find(a, r.workload, r.n, r), find(b, r.workload, r.n, r));
     return v === null ? '' : v.toFixed(v < 0.1 ? 3 : 2);
   }),
 ]);
@@ -352,7 +397,35 @@ for (const n of [256, 1024]) {
   gemmLines.push(`W3 n=${n} GFLOP/s (6 n^3 flops): ${parts.map(([i, l]) => `${i} ${fmtNum(l.gflops)}`).join(', ')}` +
     (refText ? `; raw single GEMM (2 n^3): ${refText}` : ''));
 }
+for (const n of [256, 1024]) {
+  if (!opts.workloads.includes('W3') || !opts.dtypes.includes('bfloat16')) break;
+  const parts = opts.impls.map((impl) => [impl, find(impl, 'W3', n, BF16)]).filter(([, l]) => valid(l));
+  if (parts.length) gemmLines.push(`W3 n=${n} bfloat16 GFLOP/s: ${parts.map(([i, l]) => `${i} ${fmtNum(l.gflops)}${l.half_gemms ? ` (${l.gemm}; products on it ${l.half_gemms.onednn}, widened ${l.half_gemms.widened})` : ''}`).join(', ')}`);
+}
 if (gemmLines.length) console.log(`\n${gemmLines.join('\n')}`);
+
+// Half precision against float32 in the same implementation: time, and the peak bytes live during one step.
+if (opts.dtypes.includes('bfloat16')) {
+  const halfLines = [];
+  for (const [workload, n, precision, label] of [['W1', undefined, O2, 'W1 O2 bf16'], ['W4', undefined, O2, 'W4 O2 bf16'],
+    ['W3', 256, BF16, 'W3 n=256 bf16'], ['W3', 1024, BF16, 'W3 n=1024 bf16']]) {
+    if (!opts.workloads.includes(workload)) continue;
+    const parts = [];
+    for (const impl of opts.impls) {
+      const f32 = find(impl, workload, n);
+      const half = find(impl, workload, n, precision);
+      if (!valid(f32) || !valid(half)) continue;
+      const peak = f32.peak_bytes && half.peak_bytes
+        ? `, peak ${fmtNum(f32.peak_bytes / 1e6)} -> ${fmtNum(half.peak_bytes / 1e6)} MB (step ${fmtNum(f32.step_bytes / 1e6)} -> ${fmtNum(half.step_bytes / 1e6)})`
+        : '';
+      parts.push(`${impl} ${(half.median / f32.median).toFixed(2)}x${peak}`);
+    }
+    const peer = ratio(find('torch-cpu-bf16', workload, n, precision), find('torch-cpu', workload, n));
+    if (peer !== null) parts.push(`torch ${peer.toFixed(2)}x`);
+    if (parts.length) halfLines.push(`${label} / float32: ${parts.join('; ')}`);
+  }
+  if (halfLines.length) console.log(`\n== half precision / float32 in the same implementation (time; peak bytes of one step) ==\n${halfLines.join('\n')}`);
+}
 
 // ---- the issue's targets ---------------------------------------------------------------------------------
 
@@ -433,7 +506,18 @@ target('wasm/native W3 n=1024', rat('bprop-wasm', 'bprop-native', 'W3', 1024), 4
     });
   }
 }
-console.log('\n== targets (issues 7, 13 and 16) ==');
+// half precision (issue 30): GFLOP/s >= 0.9x torch's bfloat16, i.e. time <= 1 / 0.9
+const ratHalf = (a, b, w, n, precision) => ratio(find(a, w, n, precision), find(b, w, n, precision));
+target('native/torch-bf16 W3 n=256 bf16', ratHalf('bprop-native', 'torch-cpu-bf16', 'W3', 256, BF16), 1.11);
+target('native/torch-bf16 W3 n=1024 bf16', ratHalf('bprop-native', 'torch-cpu-bf16', 'W3', 1024, BF16), 1.11);
+target('native/torch-bf16 W1 O2', ratHalf('bprop-native', 'torch-cpu-bf16', 'W1', undefined, O2), 1.0);
+target('native/torch-bf16 W4 O2', ratHalf('bprop-native', 'torch-cpu-bf16', 'W4', undefined, O2), 1.0);
+target('native-jit/torch-bf16 W1 O2', ratHalf('bprop-native-jit', 'torch-cpu-bf16', 'W1', undefined, O2), 0.85);
+target('native-jit/torch-bf16 W4 O2', ratHalf('bprop-native-jit', 'torch-cpu-bf16', 'W4', undefined, O2), 0.85);
+for (const w of ['W1', 'W4']) {
+  target(`wasm ${w} O2 bf16 / float32`, ratio(find('bprop-wasm', w, undefined, O2), find('bprop-wasm', w)), 1.2);
+}
+console.log('\n== targets (issues 7, 13, 16 and 30) ==');
 const lw = Math.max(...targets.map((t) => t.label.length));
 for (const t of targets) {
   console.log(`${t.status.padEnd(4)}  ${t.label.padEnd(lw)}  ${String(t.value).padStart(8)}  (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})${t.detail ? `  ${t.detail}` : ''}`);

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """The benchmark workloads W1..W5 through PyTorch on the CPU, one thread: one JSON line per workload on stdout,
-impl "torch-cpu". Usage: OPENBLAS_NUM_THREADS=1 python3 bench/torch_bench.py [--quick] [--workloads W1,W3]
+impl "torch-cpu". Usage: OPENBLAS_NUM_THREADS=1 python3 bench/torch_bench.py [--quick] [--workloads W1,W3] [--bf16]
+
+--bf16 (impl "torch-cpu-bf16") runs the half-precision rows instead: W3 with torch.bfloat16 tensors, W1 and W4
+with the forward under torch.autocast('cpu', torch.bfloat16), the loss in float32 and float32 parameters.
 
 Same inputs as every implementation: the LCG of bench/common.mjs and bench/native/bench_native.cpp,
 vectorised here with numpy (the k-th block of states follows from the previous block by one affine map).
@@ -25,7 +28,9 @@ except ImportError as e:  # reported by run.mjs as a missing peer
     print(f"torch_bench: PyTorch is not installed ({e})", file=sys.stderr)
     sys.exit(3)
 
-IMPL = "torch-cpu"
+IMPL = "torch-cpu-bf16" if "--bf16" in sys.argv else "torch-cpu"
+# The fields of a half row's lines (bench/README.md): the dtype, and for the training steps the amp level.
+HALF_FIELDS = {"W1": {"amp": "O2", "dtype": "bfloat16"}, "W3": {"dtype": "bfloat16"}, "W4": {"amp": "O2", "dtype": "bfloat16"}}
 _M32 = 0xFFFFFFFF
 _A, _C = 1664525, 1013904223
 
@@ -102,11 +107,15 @@ def summarize(xs):
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "reps": len(xs)}
 
 
+def fields(workload):
+    return HALF_FIELDS.get(workload, {}) if IMPL == "torch-cpu-bf16" else {}
+
+
 def emit(workload, metric, stats, **extra):
     line = {"impl": IMPL, "workload": workload}
     if "n" in extra:
         line["n"] = extra.pop("n")
-    line.update({"metric": metric, **stats, **extra})
+    line.update({**fields(workload), "metric": metric, **stats, **extra})
     print(json.dumps(line), flush=True)
 
 
@@ -124,10 +133,18 @@ def check_training(losses):
 # ---- workloads ------------------------------------------------------------------------------------------
 
 
-def training(workload, loss_fn, params, r):
-    """One step per repetition: forward, backward, torch.optim.SGD(lr=0.01) update."""
+def training(workload, logits_fn, y, params, r):
+    """One step per repetition: forward, backward, torch.optim.SGD(lr=0.01) update. With --bf16 the forward
+    runs under autocast in bfloat16 and the loss takes the logits in float32."""
     opt = torch.optim.SGD(params, lr=0.01)
     losses = []
+
+    def loss_fn():
+        if IMPL != "torch-cpu-bf16":
+            return F.cross_entropy(logits_fn(), y)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits = logits_fn()
+        return F.cross_entropy(logits.float(), y)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -150,12 +167,12 @@ def w1(r):
     w3_ = t(sym(17, 256 * 10, fan_scale(256)), (256, 10), True)
     b3 = t(sym(18, 10, fan_scale(256)), (10,), True)
 
-    def loss_fn():
+    def logits_fn():
         h1 = torch.relu(torch.addmm(b1, x, w1_))
         h2 = torch.relu(torch.addmm(b2, h1, w2_))
-        return F.cross_entropy(torch.addmm(b3, h2, w3_), y)
+        return torch.addmm(b3, h2, w3_)
 
-    training("W1", loss_fn, [w1_, b1, w2_, b2, w3_, b3], r)
+    training("W1", logits_fn, y, [w1_, b1, w2_, b2, w3_, b3], r)
 
 
 def w2(r):
@@ -184,6 +201,14 @@ def w2(r):
 def w3(n, r):
     av, bv = sym(31, n * n, 1.0), sym(32, n * n, 1.0)
     a, b = t(av, (n, n), True), t(bv, (n, n), True)
+    # With --bf16: the inputs rounded to bfloat16 once, the reference from the rounded values; a gradient element
+    # is its float32 sum rounded once (relative 2^-9), the value n^2 rounded products summed.
+    rel = 0.0
+    if IMPL == "torch-cpu-bf16":
+        a = a.detach().bfloat16().requires_grad_(True)
+        b = b.detach().bfloat16().requires_grad_(True)
+        av, bv = a.detach().float().numpy().reshape(-1), b.detach().float().numpy().reshape(-1)
+        rel = 2.0**-8
     out = {}
 
     def body():
@@ -195,13 +220,15 @@ def w3(n, r):
     stats = summarize(time_ms(r, body))
     a64, b64 = av.reshape(n, n).astype(np.float64), bv.reshape(n, n).astype(np.float64)
     rowsum_b, colsum_a = b64.sum(axis=1), a64.sum(axis=0)
-    err_a = float(np.abs(a.grad.numpy() - rowsum_b[None, :]).max())  # dA = ones @ B^T
-    err_b = float(np.abs(b.grad.numpy() - colsum_a[:, None]).max())  # dB = A^T @ ones
+    ga, gb = a.grad.float().numpy(), b.grad.float().numpy()
+    err_a = float((np.abs(ga - rowsum_b[None, :]) - rel * np.abs(rowsum_b[None, :])).max())  # dA = ones @ B^T
+    err_b = float((np.abs(gb - colsum_a[:, None]) - rel * np.abs(colsum_a[:, None])).max())  # dB = A^T @ ones
     ref = float(np.dot(colsum_a, rowsum_b))
     scale = float(np.abs(colsum_a * rowsum_b).sum())
     value = out["v"].item()
     tol = 1e-5 * n
-    ok = err_a < tol and err_b < tol and abs(value - ref) <= 1e-4 * scale
+    value_tol = 1e-4 * scale + rel * (abs(ref) + 4 * n * math.sqrt(scale / n))
+    ok = err_a < tol and err_b < tol and abs(value - ref) <= value_tol
     check = {"ok": ok, "max_err_dA": err_a, "max_err_dB": err_b, "value": value,
              "message": f"dA = ones @ B^T within {fmt(err_a)}, dB = A^T @ ones within {fmt(err_b)}, "
                         f"value {fmt(value)} (reference {fmt(ref)})"}
@@ -218,12 +245,12 @@ def w4(r):
     dw = t(sym(46, 1568 * 10, fan_scale(1568)), (1568, 10), True)
     db = t(sym(47, 10, fan_scale(1568)), (10,), True)
 
-    def loss_fn():
+    def logits_fn():
         h = F.max_pool2d(torch.relu(F.conv2d(x, c1w, c1b, padding=1)), 2)
         h = F.max_pool2d(torch.relu(F.conv2d(h, c2w, c2b, padding=1)), 2)
-        return F.cross_entropy(torch.addmm(db, h.reshape(32, 1568), dw), y)
+        return torch.addmm(db, h.reshape(32, 1568), dw)
 
-    training("W4", loss_fn, [c1w, c1b, c2w, c2b, dw, db], r)
+    training("W4", logits_fn, y, [c1w, c1b, c2w, c2b, dw, db], r)
 
 
 def w5(r):
@@ -254,6 +281,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--workloads", default="W1,W2,W3,W4,W5")
+    p.add_argument("--bf16", action="store_true", help="the bfloat16 rows (W1, W3, W4) as torch-cpu-bf16")
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -263,12 +291,13 @@ def main():
             ("W3", {"n": 256}, lambda: w3(256, r["W3"])), ("W3", {"n": 1024}, lambda: w3(1024, r["W3"])),
             ("W4", {}, lambda: w4(r["W4"])), ("W5", {}, lambda: w5(r["W5"]))]
     for workload, extra, job in jobs:
-        if workload not in want:
+        if workload not in want or (args.bf16 and workload not in HALF_FIELDS):
             continue
         try:
             job()
         except Exception as e:  # one failing workload does not stop the others
-            print(json.dumps({"impl": IMPL, "workload": workload, **extra, "error": f"{type(e).__name__}: {e}"}),
+            print(json.dumps({"impl": IMPL, "workload": workload, **extra, **fields(workload),
+                              "error": f"{type(e).__name__}: {e}"}),
                   flush=True)
 
 

@@ -1,7 +1,9 @@
 // The benchmark workloads W1..W5 through the npm package (the WebAssembly build, web/dist/) in Node: one JSON
-// line per workload on stdout. Usage: node bench/wasm.mjs [--quick] [--workloads W1,W3] [--jit]
+// line per workload on stdout. Usage: node bench/wasm.mjs [--quick] [--workloads W1,W3] [--jit] [--dtypes float32,bfloat16]
 // With --jit (implementation bprop-wasm-jit) each workload's differentiated function is wrapped in bp.jit: traced
 // during the warm-up, replayed in the timed repetitions (W1 and W4: the whole training step, update included).
+// A half dtype in --dtypes adds W1 and W4 under mixed precision O2 in it (bp.amp.autocast around the forward,
+// float32 parameters), lines with "amp":"O2","dtype":...
 import { init } from '../web/index.js';
 import {
   checkElementwise,
@@ -55,8 +57,9 @@ function memoryCheck(before) {
  * --jit the whole step, update included (Parameter.assign inside the traced function is part of the graph), is
  * one jitted call.
  */
-function trainingStep(workload, lossFn, x, y, params) {
-  const vg = bp.valueAndGrad(lossFn, { gradPosition: null, weights: params });
+function trainingStep(workload, lossFn, x, y, params, half) {
+  const forward = half ? (xs, ys) => bp.amp.autocast('O2', half, () => lossFn(xs, ys)) : lossFn;
+  const vg = bp.valueAndGrad(forward, { gradPosition: null, weights: params });
   const update = (grads) => grads.forEach((g, i) => params[i].assign(params[i].sub(g.mul(0.01))));
   const step = jitMode
     ? bp.jit((xs, ys) => {
@@ -83,10 +86,14 @@ function trainingStep(workload, lossFn, x, y, params) {
   );
   const check = { ...checkTraining(losses), ...memoryCheck(before) };
   check.ok = check.ok && check.memory_flat;
-  emit(IMPL, workload, 'ms_per_step', stats, { gemm: bp.gemmKernel, check, ...jitInfo(step) });
+  const precision = half ? { amp: 'O2', dtype: half } : {};
+  emit(IMPL, workload, 'ms_per_step', stats, { ...precision, gemm: bp.gemmKernel, check, ...jitInfo(step) });
+  params.forEach((p) => p.dispose());
+  x.dispose();
+  y.dispose();
 }
 
-function w1() {
+function w1(half) {
   const inp = w1Inputs();
   const x = bp.tensor(inp.x, { shape: [128, 784] });
   const y = bp.tensor(inp.y, { shape: [128] });
@@ -97,7 +104,7 @@ function w1() {
     const h2 = h1.matmul(w2).add(b2).relu();
     return h2.matmul(w3).add(b3).crossEntropy(ys);
   };
-  trainingStep('W1', lossFn, x, y, params);
+  trainingStep('W1', lossFn, x, y, params, half);
 }
 
 function w2() {
@@ -143,7 +150,7 @@ function w3(n) {
   emit(IMPL, 'W3', 'ms', stats, { n, gflops: gflops(n, stats.median), gemm: bp.gemmKernel, check, ...jitInfo(vg) });
 }
 
-function w4() {
+function w4(half) {
   const inp = w4Inputs();
   const x = bp.tensor(inp.x, { shape: [32, 1, 28, 28] });
   const y = bp.tensor(inp.y, { shape: [32] });
@@ -154,7 +161,7 @@ function w4() {
     h = h.conv2d(c2w, c2b, { padding: 1 }).relu().maxPool2d(2);
     return h.reshape([32, 32 * 7 * 7]).matmul(dw).add(db).crossEntropy(ys);
   };
-  trainingStep('W4', lossFn, x, y, params);
+  trainingStep('W4', lossFn, x, y, params, half);
 }
 
 function w5() {
@@ -174,8 +181,17 @@ function w5() {
   emit(IMPL, 'W5', 'ms', stats, { check, ...jitInfo(vg) });
 }
 
-if (opts.want('W1')) guarded(IMPL, 'W1', w1);
-if (opts.want('W2')) guarded(IMPL, 'W2', w2);
-if (opts.want('W3')) for (const n of [256, 1024]) guarded(IMPL, 'W3', () => w3(n), { n });
-if (opts.want('W4')) guarded(IMPL, 'W4', w4);
-if (opts.want('W5')) guarded(IMPL, 'W5', w5);
+// Float32 rows, then each half dtype's W1 and W4.
+for (const dtype of opts.dtypes) {
+  const half = dtype === 'float32' ? null : dtype;
+  const precision = half ? { amp: 'O2', dtype: half } : {};
+  if (opts.want('W1')) guarded(IMPL, 'W1', () => w1(half), precision);
+  if (half) {
+    if (opts.want('W4')) guarded(IMPL, 'W4', () => w4(half), precision);
+    continue;
+  }
+  if (opts.want('W2')) guarded(IMPL, 'W2', w2);
+  if (opts.want('W3')) for (const n of [256, 1024]) guarded(IMPL, 'W3', () => w3(n), { n });
+  if (opts.want('W4')) guarded(IMPL, 'W4', w4);
+  if (opts.want('W5')) guarded(IMPL, 'W5', w5);
+}

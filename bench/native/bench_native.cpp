@@ -4,8 +4,10 @@
 //    "check":{"ok":true,...}}
 // W3 lines also carry the speed of a raw single-threaded GEMM of the same size (OpenBLAS when the build found
 // it, and Eigen) as the physical limit of this machine, and under "gemm" the backend of bprop's own GEMMs.
+// W1/W4 lines carry the peak bytes of one step. --dtypes float32,bfloat16 adds the half rows: W3 in bfloat16
+// ("dtype":"bfloat16") and W1/W4 under mixed precision O2 ("amp":"O2","dtype":"bfloat16", float32 master weights).
 //
-//   bench_native [--quick] [--workloads W1,W3]
+//   bench_native [--quick] [--jit] [--workloads W1,W3] [--dtypes float32,bfloat16]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,6 +27,7 @@
 
 #include "bprop/bprop.h"
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/parallel.h"
 
 #ifdef BPROP_BENCH_HAVE_OPENBLAS
@@ -161,11 +164,25 @@ void add_jit_stats(json& j, const Compiled& c) {
               {"planned_bytes", s.planned_bytes}, {"eager_bytes", s.eager_bytes}};
 }
 
-json line(const std::string& workload, const std::string& metric, const Stats& s, int64_t n = 0) {
+/// Which variant of a workload a line measures: float32 (no fields), a half dtype, or mixed precision.
+struct Precision {
+  bprop::DType dtype = bprop::DType::Float32;
+  bool amp = false;  // level O2 in `dtype`, float32 parameters
+  bool half() const { return dtype != bprop::DType::Float32; }
+};
+
+void add_precision(json& j, const Precision& p) {
+  if (p.amp) j["amp"] = "O2";
+  if (p.half()) j["dtype"] = bprop::dtype_name(p.dtype);
+}
+
+json line(const std::string& workload, const std::string& metric, const Stats& s, int64_t n = 0,
+          const Precision& p = {}) {
   json j;
   j["impl"] = impl_name();
   j["workload"] = workload;
   if (n) j["n"] = n;
+  add_precision(j, p);
   j["metric"] = metric;
   j["median"] = s.median;
   j["min"] = s.min;
@@ -184,12 +201,18 @@ std::string fmt(double v) {
 }
 
 /// Times SGD (lr 0.01) training steps of loss_fn over params on `inputs`, and checks that the step-0 loss is
-/// finite and near ln 10 and that the loss decreases.
+/// finite and near ln 10 and that the loss decreases. With p.amp the forward runs under autocast O2 in p.dtype
+/// (the loss in float32, the parameters and their gradients float32). After the timed steps, one more step
+/// measures the peak bytes live during a step (parameters and inputs included, as torch's max_memory_allocated).
 json time_training(const std::string& workload, const Reps& reps,
                    const std::function<Value(const std::vector<Tensor>&)>& loss_fn,
-                   const std::vector<Parameter>& params, const std::vector<Tensor>& inputs) {
+                   const std::vector<Parameter>& params, const std::vector<Tensor>& inputs, const Precision& p) {
+  const Fn forward = !p.amp ? Fn(loss_fn) : Fn([&loss_fn, &p](const std::vector<Tensor>& a) -> Value {
+    const bprop::amp::AutocastScope autocast(bprop::amp::Level::O2, p.dtype);
+    return loss_fn(a);
+  });
   // One training step: loss, gradients and the SGD update (with --jit, all in one graph).
-  const GradFn vg = bprop::value_and_grad(loss_fn, nullptr, params);
+  const GradFn vg = bprop::value_and_grad(forward, nullptr, params);
   bprop::optim::SGD sgd(params, 0.01);
   const Fn whole = [&vg, &sgd](const std::vector<Tensor>& a) -> Value {
     const Value r = vg(a);
@@ -199,8 +222,13 @@ json time_training(const std::string& workload, const Reps& reps,
   const Compiled step = compile(whole);
   std::vector<double> losses;
   auto body = [&] { losses.push_back(step.fn(inputs).tensor().item()); };
-  json j = line(workload, "ms_per_step", summarize(time_ms(reps, body)));
+  json j = line(workload, "ms_per_step", summarize(time_ms(reps, body)), 0, p);
   add_jit_stats(j, step);
+  const int64_t live_before = bprop::memory_stats().bytes;
+  bprop::reset_peak_memory();
+  step.fn(inputs);
+  j["peak_bytes"] = bprop::memory_stats().peak_bytes;
+  j["step_bytes"] = bprop::memory_stats().peak_bytes - live_before;  // above what lives between steps
   const double loss0 = losses.front(), last = losses.back();
   const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
   j["check"] = {{"ok", ok},
@@ -214,7 +242,7 @@ json time_training(const std::string& workload, const Reps& reps,
 
 // ---- W1 mlp_step ---------------------------------------------------------------------------------------
 
-void w1(const Reps& reps) {
+void w1(const Reps& reps, const Precision& p) {
   const int64_t batch = 128;
   Tensor x = make_f32(unit(11, batch * 784), {batch, 784});
   Tensor y = make_i32(labels(12, batch, 10), {batch});
@@ -232,7 +260,7 @@ void w1(const Reps& reps) {
     Tensor logits = ops::matmul(h2, w3) + b3;
     return ops::cross_entropy(logits, a[1]);
   };
-  emit(time_training("W1", reps, loss_fn, params, {x, y}));
+  emit(time_training("W1", reps, loss_fn, params, {x, y}, p));
 }
 
 // ---- W2 scalar_chain --------------------------------------------------------------------------------------
@@ -297,17 +325,29 @@ json raw_gemm(int64_t n, const std::vector<float>& a, const std::vector<float>& 
   return ref;
 }
 
-void w3(int64_t n, const Reps& reps) {
-  const std::vector<float> av = sym(31, static_cast<size_t>(n * n), 1.0f);
-  const std::vector<float> bv = sym(32, static_cast<size_t>(n * n), 1.0f);
-  Tensor a = make_f32(av, {n, n}), b = make_f32(bv, {n, n});
+/// W3 in float32, or with p.half() in that dtype: the inputs rounded to it once (the reference uses the rounded
+/// values), the products and the gradients in it, float32 accumulation inside.
+void w3(int64_t n, const Reps& reps, const Precision& p) {
+  std::vector<float> av = sym(31, static_cast<size_t>(n * n), 1.0f);
+  std::vector<float> bv = sym(32, static_cast<size_t>(n * n), 1.0f);
+  Tensor a = ops::cast(make_f32(av, {n, n}), p.dtype), b = ops::cast(make_f32(bv, {n, n}), p.dtype);
+  if (p.half()) {
+    av = a.to_vector<float>();
+    bv = b.to_vector<float>();
+  }
   auto fn = [](const std::vector<Tensor>& x) -> Value { return ops::sum(ops::matmul(x[0], x[1])); };
   const Compiled vg = compile(bprop::value_and_grad(fn, {0, 1}));
   Value r;
   const Stats s = summarize(time_ms(reps, [&] { r = vg.fn({a, b}); }));
-  json j = line("W3", "ms", s, n);
+  json j = line("W3", "ms", s, n, p);
   j["gflops"] = 6.0 * static_cast<double>(n) * n * n / (s.median * 1e6);
-  j["gemm"] = bprop::cpu::blas_name();  // the backend bprop's GEMMs ran on, e.g. "openblas (SkylakeX)"
+  if (p.half()) {
+    j["gemm"] = bprop::cpu::onednn_name();  // the bfloat16 GEMM library, e.g. "onednn 2.6.3 (avx512_core_amx)"
+    const bprop::cpu::HalfGemmStats hs = bprop::cpu::half_gemm_stats();
+    j["half_gemms"] = {{"onednn", hs.onednn}, {"widened", hs.fallback}};
+  } else {
+    j["gemm"] = bprop::cpu::blas_name();  // the backend bprop's GEMMs ran on, e.g. "openblas (SkylakeX)"
+  }
   add_jit_stats(j, vg);
 
   // dA = ones @ B^T: every row of dA is the row sums of B; dB = A^T @ ones: every column is A's column sums.
@@ -317,13 +357,17 @@ void w3(int64_t n, const Reps& reps) {
       rowsum_b[i] += bv[i * n + k];
       colsum_a[k] += av[i * n + k];
     }
-  const float* da = r[1][0].tensor().data<float>();
-  const float* db = r[1][1].tensor().data<float>();
+  const std::vector<float> dav = r[1][0].tensor().to_vector<float>(), dbv = r[1][1].tensor().to_vector<float>();
+  const float* da = dav.data();
+  const float* db = dbv.data();
+  // A half gradient element is its float32 sum rounded once (relative 2^-9 for bfloat16); the value is n^2 rounded
+  // products (each about sqrt(scale / n) in size) summed in float32: a random walk of their rounding errors.
+  const double rel = p.dtype == bprop::DType::BFloat16 ? 0x1p-8 : p.dtype == bprop::DType::Float16 ? 0x1p-11 : 0.0;
   double err_a = 0, err_b = 0, ref_value = 0, ref_scale = 0;
   for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < n; ++k) {
-      err_a = std::max(err_a, std::abs(da[i * n + k] - rowsum_b[k]));
-      err_b = std::max(err_b, std::abs(db[i * n + k] - colsum_a[i]));
+    for (int64_t k = 0; k < n; ++k) {  // errors beyond the half rounding of the exact value
+      err_a = std::max(err_a, std::abs(da[i * n + k] - rowsum_b[k]) - rel * std::abs(rowsum_b[k]));
+      err_b = std::max(err_b, std::abs(db[i * n + k] - colsum_a[i]) - rel * std::abs(colsum_a[i]));
     }
   for (int64_t k = 0; k < n; ++k) {
     ref_value += colsum_a[k] * rowsum_b[k];
@@ -331,20 +375,22 @@ void w3(int64_t n, const Reps& reps) {
   }
   const double value = r[0].tensor().item();
   const double tol = 1e-5 * static_cast<double>(n);
-  const bool ok = err_a < tol && err_b < tol && std::abs(value - ref_value) <= 1e-4 * ref_scale;
+  const double nd = static_cast<double>(n);
+  const double value_tol = 1e-4 * ref_scale + rel * (std::abs(ref_value) + 4.0 * nd * std::sqrt(ref_scale / nd));
+  const bool ok = err_a < tol && err_b < tol && std::abs(value - ref_value) <= value_tol;
   j["check"] = {{"ok", ok},
                 {"max_err_dA", err_a},
                 {"max_err_dB", err_b},
                 {"value", value},
                 {"message", "dA = ones @ B^T within " + fmt(err_a) + ", dB = A^T @ ones within " + fmt(err_b) +
                                 ", value " + fmt(value) + " (reference " + fmt(ref_value) + ")"}};
-  j["ref"] = raw_gemm(n, av, bv, reps);
+  if (!p.half()) j["ref"] = raw_gemm(n, av, bv, reps);
   emit(j);
 }
 
 // ---- W4 cnn_step ----------------------------------------------------------------------------------------
 
-void w4(const Reps& reps) {
+void w4(const Reps& reps, const Precision& p) {
   const int64_t batch = 32;
   Tensor x = make_f32(unit(41, batch * 28 * 28), {batch, 1, 28, 28});
   Tensor y = make_i32(labels(48, batch, 10), {batch});
@@ -362,7 +408,7 @@ void w4(const Reps& reps) {
     Tensor logits = ops::matmul(ops::reshape(h, {batch, 32 * 7 * 7}), dw) + db;
     return ops::cross_entropy(logits, a[1]);
   };
-  emit(time_training("W4", reps, loss_fn, params, {x, y}));
+  emit(time_training("W4", reps, loss_fn, params, {x, y}, p));
 }
 
 // ---- W5 elementwise --------------------------------------------------------------------------------------
@@ -403,6 +449,7 @@ void w5(const Reps& reps) {
 int main(int argc, char** argv) {
   bool quick = false;
   std::set<std::string> only;
+  std::vector<Precision> precisions = {Precision{}};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--quick") {
@@ -412,8 +459,19 @@ int main(int argc, char** argv) {
     } else if (a == "--workloads" && i + 1 < argc) {
       std::stringstream ss(argv[++i]);
       for (std::string w; std::getline(ss, w, ',');) only.insert(w);
+    } else if (a == "--dtypes" && i + 1 < argc) {
+      precisions.clear();
+      std::stringstream ss(argv[++i]);
+      for (std::string d; std::getline(ss, d, ',');) {
+        if (d != "float32" && d != "bfloat16" && d != "float16") {
+          std::cerr << "bench_native: --dtypes takes float32, bfloat16 and float16, got " << d << "\n";
+          return 2;
+        }
+        const bprop::DType dt = bprop::parse_dtype(d);
+        precisions.push_back(Precision{dt, dt != bprop::DType::Float32});
+      }
     } else {
-      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5]\n";
+      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5] [--dtypes float32,bfloat16]\n";
       return 2;
     }
   }
@@ -425,7 +483,7 @@ int main(int argc, char** argv) {
   auto want = [&](const char* w) { return only.empty() || only.count(w) > 0; };
   // A workload that throws is reported as an error line; the others still run.
   int failures = 0;
-  auto run = [&](const char* workload, const std::function<void()>& body, int64_t n = 0) {
+  auto run = [&](const char* workload, const std::function<void()>& body, int64_t n = 0, const Precision& p = {}) {
     if (!want(workload)) return;
     try {
       body();
@@ -435,16 +493,22 @@ int main(int argc, char** argv) {
       j["impl"] = impl_name();
       j["workload"] = workload;
       if (n) j["n"] = n;
+      add_precision(j, p);
       j["error"] = e.what();
       emit(j);
     }
   };
   // Repetitions (warm-up, timed) of the contract; --quick is a smoke run, not a measurement.
-  run("W1", [&] { w1(quick ? Reps{1, 3} : Reps{5, 30}); });
-  run("W2", [&] { w2(quick ? Reps{1, 2} : Reps{2, 10}); });
-  run("W3", [&] { w3(256, quick ? Reps{1, 3} : Reps{3, 10}); }, 256);
-  run("W3", [&] { w3(1024, quick ? Reps{1, 3} : Reps{3, 10}); }, 1024);
-  run("W4", [&] { w4(quick ? Reps{1, 3} : Reps{3, 20}); });
-  run("W5", [&] { w5(quick ? Reps{1, 3} : Reps{3, 20}); });
+  // Float32 rows, then each half dtype's (W2 and W5 are float32 only).
+  for (const Precision& p : precisions) {
+    const bool f32 = !p.half();
+    const Precision in_dtype{p.dtype, false};  // W3: the tensors themselves in the dtype, no autocast
+    run("W1", [&] { w1(quick ? Reps{1, 3} : Reps{5, 30}, p); }, 0, p);
+    if (f32) run("W2", [&] { w2(quick ? Reps{1, 2} : Reps{2, 10}); });
+    run("W3", [&] { w3(256, quick ? Reps{1, 3} : Reps{3, 10}, in_dtype); }, 256, in_dtype);
+    run("W3", [&] { w3(1024, quick ? Reps{1, 3} : Reps{3, 10}, in_dtype); }, 1024, in_dtype);
+    run("W4", [&] { w4(quick ? Reps{1, 3} : Reps{3, 20}, p); }, 0, p);
+    if (f32) run("W5", [&] { w5(quick ? Reps{1, 3} : Reps{3, 20}); });
+  }
   return failures ? 1 : 0;
 }

@@ -6,7 +6,8 @@
 //   max_pool2d_gather(g, x)      g read at each window's argmax in x (the transpose of max_pool2d_grad)
 //   avg_pool2d_grad(dout)        dout / (kH kW) spread over each window (the transpose of avg_pool2d)
 // conv2d runs as im2col + one GEMM (cpu::gemm: OpenBLAS when large) per image and group, images split over the
-// threads; the gradients pass their transposed operands to the GEMM as flags.
+// threads; the gradients pass their transposed operands to the GEMM as flags. In bfloat16 the same kernels run
+// their GEMMs on oneDNN (bfloat16 operands, float32 sums) and round each output once.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/im2col.h"
 #include "kernels/cpu/loop_hints.h"
+#include "kernels/cpu/onednn.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -198,92 +200,162 @@ int64_t work_of(std::initializer_list<int64_t> sizes) {
   return w;
 }
 
+// The GEMMs of the convolution kernels, by element type: In the operands (x, w, dout), Acc what the products sum
+// into. Float types sum in themselves; bfloat16 sums in float32 on oneDNN (its half fast path), and a kernel
+// rounds each result into bfloat16 once, after the bias or the col2im / batch sums.
 template <typename T>
-void conv2d_forward(const T* x, const T* w, const T* bias, T* y, const ConvDims& d) {
+struct StoredConvGemm {
+  using In = T;
+  using Acc = T;
+  static constexpr int64_t kGrain = kGemmGrain;
+  template <Trans TA, Trans TB>
+  static void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+                   int64_t ldc) {
+    cpu::gemm<TA, TB>(m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+};
+
+struct Bf16ConvGemm {
+  using In = BFloat16;
+  using Acc = float;
+  static constexpr int64_t kGrain = kGemmGrain;
+  template <Trans TA, Trans TB>
+  static void gemm(int64_t m, int64_t n, int64_t k, const BFloat16* a, int64_t lda, const BFloat16* b, int64_t ldb,
+                   float beta, float* c, int64_t ldc) {
+    cpu::bf16_gemm(TA == Trans::Yes, TB == Trans::Yes, m, n, k, a, lda, b, ldb, beta, c, ldc);
+  }
+};
+
+// Acc -> In, n values: a copy when they are the same type, else each rounded once.
+template <typename G>
+void store(const typename G::Acc* from, typename G::In* to, int64_t n) {
+  if constexpr (std::is_same_v<typename G::Acc, typename G::In>) {
+    if (from != to) std::copy(from, from + n, to);
+  } else {
+    float_to_bfloat16(from, to, n);
+  }
+}
+
+// A buffer for Acc values that are rounded into an In output: none (the output itself) when the types agree.
+template <typename G>
+typename G::Acc* acc_buffer(std::vector<typename G::Acc>& buf, typename G::In* out, int64_t n) {
+  if constexpr (std::is_same_v<typename G::Acc, typename G::In>) {
+    return out;
+  } else {
+    buf.resize(static_cast<size_t>(n));
+    return buf.data();
+  }
+}
+
+template <typename G>
+void conv2d_forward(const typename G::In* x, const typename G::In* w, const typename G::Acc* bias,
+                    typename G::In* y, const ConvDims& d) {
+  using In = typename G::In;
+  using Acc = typename G::Acc;
   const cpu::ConvGeom& g = d.geom;
   const int64_t k = g.rows(), l = g.cols(), og = d.og();
   const int64_t cost = std::max<int64_t>(1, work_of({og, k, l}));
-  cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t u0, int64_t u1) {
-    std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+  cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, G::kGrain / cost), [&](int64_t u0, int64_t u1) {
+    std::vector<In> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+    std::vector<Acc> acc;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / d.groups, gi = u % d.groups;
-      const T* xg = x + (n * d.c + gi * d.cg) * d.h * d.w;
-      T* yg = y + (n * d.o + gi * og) * l;
-      const T* src = xg;
+      const In* xg = x + (n * d.c + gi * d.cg) * d.h * d.w;
+      In* yg = y + (n * d.o + gi * og) * l;
+      Acc* ya = acc_buffer<G>(acc, yg, og * l);
+      const In* src = xg;
       if (!g.pointwise() && k > 0) {
         cpu::im2col(xg, col.data(), g);
         src = col.data();
       }
       // y_g (og, l) = w_g (og, k) col (k, l)
-      cpu::gemm<Trans::No, Trans::No>(og, l, k, w + gi * og * k, k, src, l, T(0), yg, l);
+      G::template gemm<Trans::No, Trans::No>(og, l, k, w + gi * og * k, k, src, l, Acc(0), ya, l);
       if (bias) {
         for (int64_t r = 0; r < og; ++r) {
-          const T b = bias[gi * og + r];
-          T* row = yg + r * l;
+          const Acc b = bias[gi * og + r];
+          Acc* row = ya + r * l;
           for (int64_t i = 0; i < l; ++i) row[i] += b;
         }
       }
+      store<G>(ya, yg, og * l);
     }
   });
 }
 
 // dx = col2im(w_g^T dout_g) per image and group.
-template <typename T>
-void conv2d_input_grad_impl(const T* dy, const T* w, T* dx, const ConvDims& d) {
+template <typename G>
+void conv2d_input_grad_impl(const typename G::In* dy, const typename G::In* w, typename G::In* dx,
+                            const ConvDims& d) {
+  using Acc = typename G::Acc;
   const cpu::ConvGeom& g = d.geom;
   const int64_t k = g.rows(), l = g.cols(), og = d.og(), image = d.cg * d.h * d.w;
   const int64_t cost = std::max<int64_t>(1, work_of({og, k, l}));
-  cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, kGemmGrain / cost), [&](int64_t u0, int64_t u1) {
-    std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+  cpu::parallel_for(d.n * d.groups, std::max<int64_t>(1, G::kGrain / cost), [&](int64_t u0, int64_t u1) {
+    std::vector<Acc> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+    std::vector<Acc> acc;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / d.groups, gi = u % d.groups;
-      T* dxg = dx + (n * d.c + gi * d.cg) * d.h * d.w;
+      auto* dxg = dx + (n * d.c + gi * d.cg) * d.h * d.w;
+      Acc* dxa = acc_buffer<G>(acc, dxg, image);
       if (og == 0 || l == 0) {
-        std::fill(dxg, dxg + image, T(0));
+        std::fill(dxa, dxa + image, Acc(0));
+        store<G>(dxa, dxg, image);
         continue;
       }
       // col (k, l) = w_g^T (k, og) dout_g (og, l), straight into dx when the columns are the image
-      T* dst = g.pointwise() ? dxg : col.data();
-      cpu::gemm<Trans::Yes, Trans::No>(k, l, og, w + gi * og * k, k, dy + (n * d.o + gi * og) * l, l, T(0), dst, l);
-      if (g.pointwise()) continue;
-      std::fill(dxg, dxg + image, T(0));
-      cpu::col2im(col.data(), dxg, g);
+      Acc* dst = g.pointwise() ? dxa : col.data();
+      G::template gemm<Trans::Yes, Trans::No>(k, l, og, w + gi * og * k, k, dy + (n * d.o + gi * og) * l, l, Acc(0),
+                                              dst, l);
+      if (!g.pointwise()) {
+        std::fill(dxa, dxa + image, Acc(0));
+        cpu::col2im(col.data(), dxa, g);
+      }
+      store<G>(dxa, dxg, image);
     }
   });
 }
 
 // dw_g = sum over images of dout_g im2col(x_g)^T.
-template <typename T>
-void conv2d_weight_grad_impl(const T* x, const T* dy, T* dw, const ConvDims& d) {
+template <typename G>
+void conv2d_weight_grad_impl(const typename G::In* x, const typename G::In* dy, typename G::In* dw,
+                             const ConvDims& d) {
+  using In = typename G::In;
+  using Acc = typename G::Acc;
   const cpu::ConvGeom& g = d.geom;
   const int64_t k = g.rows(), l = g.cols(), og = d.og(), size = d.o * k;
-  std::fill(dw, dw + size, T(0));
-  if (d.n == 0 || size == 0 || l == 0) return;
+  std::vector<Acc> total;
+  Acc* sum = acc_buffer<G>(total, dw, size);
+  std::fill(sum, sum + size, Acc(0));
+  if (d.n == 0 || size == 0 || l == 0) {
+    store<G>(sum, dw, size);
+    return;
+  }
   const int64_t blocks = std::min(d.n, kWeightGradBlocks);
-  std::vector<T> partial(static_cast<size_t>((blocks - 1) * size), T(0));  // block 0 sums into dw
+  std::vector<Acc> partial(static_cast<size_t>((blocks - 1) * size), Acc(0));  // block 0 sums into `sum`
   const int64_t block_cost = std::max<int64_t>(1, work_of({d.n / blocks, d.o, k, l}));
-  cpu::parallel_for(blocks, std::max<int64_t>(1, kGemmGrain / block_cost), [&](int64_t b0, int64_t b1) {
-    std::vector<T> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
+  cpu::parallel_for(blocks, std::max<int64_t>(1, G::kGrain / block_cost), [&](int64_t b0, int64_t b1) {
+    std::vector<In> col(static_cast<size_t>(g.pointwise() ? 0 : k * l));
     for (int64_t b = b0; b < b1; ++b) {
-      T* acc = b == 0 ? dw : partial.data() + (b - 1) * size;
+      Acc* acc = b == 0 ? sum : partial.data() + (b - 1) * size;
       for (int64_t n = b * d.n / blocks; n < (b + 1) * d.n / blocks; ++n) {
         for (int64_t gi = 0; gi < d.groups; ++gi) {
-          const T* src = x + (n * d.c + gi * d.cg) * d.h * d.w;
+          const In* src = x + (n * d.c + gi * d.cg) * d.h * d.w;
           if (!g.pointwise()) {
             cpu::im2col(src, col.data(), g);
             src = col.data();
           }
           // acc_g (og, k) += dout_g (og, l) col^T (l, k)
-          cpu::gemm<Trans::No, Trans::Yes>(og, k, l, dy + (n * d.o + gi * og) * l, l, src, l, T(1),
-                                           acc + gi * og * k, k);
+          G::template gemm<Trans::No, Trans::Yes>(og, k, l, dy + (n * d.o + gi * og) * l, l, src, l, Acc(1),
+                                                  acc + gi * og * k, k);
         }
       }
     }
   });
   for (int64_t b = 1; b < blocks; ++b) {
-    const T* p = partial.data() + (b - 1) * size;
-    for (int64_t i = 0; i < size; ++i) dw[i] += p[i];
+    const Acc* p = partial.data() + (b - 1) * size;
+    for (int64_t i = 0; i < size; ++i) sum[i] += p[i];
   }
+  store<G>(sum, dw, size);
 }
 
 void conv2d_kernel(KernelCtx& c) {
@@ -294,7 +366,8 @@ void conv2d_kernel(KernelCtx& c) {
   const Tensor b = has_bias ? cpu::as_dtype(c.inputs[2], c.out_dtype) : Tensor();
   if (c.out.numel() == 0) return;
   visit_float(c.out_dtype, [&]<typename T>() {
-    conv2d_forward(x.data<T>(), w.data<T>(), has_bias ? b.data<T>() : nullptr, c.out.data<T>(), d);
+    conv2d_forward<StoredConvGemm<T>>(x.data<T>(), w.data<T>(), has_bias ? b.data<T>() : nullptr, c.out.data<T>(),
+                                      d);
   });
 }
 
@@ -303,8 +376,9 @@ void conv2d_input_grad_kernel(KernelCtx& c) {
   const Tensor dy = cpu::as_dtype(c.inputs[0], c.out_dtype);
   const Tensor w = cpu::as_dtype(c.inputs[1], c.out_dtype);
   if (c.out.numel() == 0) return;
-  visit_float(c.out_dtype,
-              [&]<typename T>() { conv2d_input_grad_impl(dy.data<T>(), w.data<T>(), c.out.data<T>(), d); });
+  visit_float(c.out_dtype, [&]<typename T>() {
+    conv2d_input_grad_impl<StoredConvGemm<T>>(dy.data<T>(), w.data<T>(), c.out.data<T>(), d);
+  });
 }
 
 void conv2d_weight_grad_kernel(KernelCtx& c) {
@@ -312,9 +386,67 @@ void conv2d_weight_grad_kernel(KernelCtx& c) {
   const Tensor x = cpu::as_dtype(c.inputs[0], c.out_dtype);
   const Tensor dy = cpu::as_dtype(c.inputs[1], c.out_dtype);
   if (c.out.numel() == 0) return;
-  visit_float(c.out_dtype,
-              [&]<typename T>() { conv2d_weight_grad_impl(x.data<T>(), dy.data<T>(), c.out.data<T>(), d); });
+  visit_float(c.out_dtype, [&]<typename T>() {
+    conv2d_weight_grad_impl<StoredConvGemm<T>>(x.data<T>(), dy.data<T>(), c.out.data<T>(), d);
+  });
 }
+
+// ---- the bfloat16 fast path (OpDef::cpu_half): every tensor bfloat16, the GEMMs on oneDNN ----
+// (Native only: the WebAssembly build has no oneDNN, and the code would only add to its download.)
+#if !defined(__EMSCRIPTEN__)
+
+
+// Multiply-adds per GEMM below which a call stays on the widened path (oneDNN's fixed cost per call; as matmul's).
+constexpr int64_t kBf16ConvMinMacs = int64_t{1} << 13;
+
+// True when the call can take the fast path: every operand and the output bfloat16, GEMMs large enough, oneDNN
+// loaded (else its products are counted as widened). Allocates the output.
+bool conv_bf16_ready(KernelCtx& c, const ConvDims& d) {
+  if (c.out_dtype != DType::BFloat16) return false;
+  for (const Tensor& t : c.inputs) {
+    if (t.defined() && t.dtype() != DType::BFloat16) return false;
+  }
+  if (work_of({d.og(), d.geom.rows(), d.geom.cols()}) < kBf16ConvMinMacs) return false;
+  const auto products = static_cast<uint64_t>(d.n * d.groups);
+  if (!cpu::bf16_gemm_available()) {
+    cpu::note_half_gemm_fallback(products);
+    return false;
+  }
+  if (!c.out.defined()) c.out = Tensor::empty(c.out_shape, c.out_dtype, Device::cpu(), c.op.name);
+  cpu::note_half_gemm_onednn(products);
+  return true;
+}
+
+bool conv2d_half_kernel(KernelCtx& c) {
+  const ConvDims d = conv2d_dims(InferCtx{c.op, c.inputs, c.attrs});
+  if (!conv_bf16_ready(c, d)) return false;
+  std::vector<float> bias;  // added in float32, before the one rounding
+  if (c.inputs.size() > 2 && c.inputs[2].defined()) {
+    bias.resize(static_cast<size_t>(d.o));
+    bfloat16_to_float(c.inputs[2].data<BFloat16>(), bias.data(), d.o);
+  }
+  conv2d_forward<Bf16ConvGemm>(c.inputs[0].data<BFloat16>(), c.inputs[1].data<BFloat16>(),
+                               bias.empty() ? nullptr : bias.data(), c.out.data<BFloat16>(), d);
+  return true;
+}
+
+bool conv2d_input_grad_half_kernel(KernelCtx& c) {
+  const ConvDims d = input_grad_dims(InferCtx{c.op, c.inputs, c.attrs});
+  if (!conv_bf16_ready(c, d)) return false;
+  conv2d_input_grad_impl<Bf16ConvGemm>(c.inputs[0].data<BFloat16>(), c.inputs[1].data<BFloat16>(),
+                                       c.out.data<BFloat16>(), d);
+  return true;
+}
+
+bool conv2d_weight_grad_half_kernel(KernelCtx& c) {
+  const ConvDims d = weight_grad_dims(InferCtx{c.op, c.inputs, c.attrs});
+  if (!conv_bf16_ready(c, d)) return false;
+  conv2d_weight_grad_impl<Bf16ConvGemm>(c.inputs[0].data<BFloat16>(), c.inputs[1].data<BFloat16>(),
+                                        c.out.data<BFloat16>(), d);
+  return true;
+}
+
+#endif  // !__EMSCRIPTEN__
 
 // ---- convolution ops, typed (the bprops are written with these) ----
 
@@ -764,6 +896,9 @@ void register_conv_pool_ops(Registry& r) {
     OpDef op = conv_pool_def("conv2d", {{"x"}, {"w"}, {"bias", true}}, conv_attr_specs());
     op.infer_shape = [](const InferCtx& c) { return conv2d_dims(c).y_shape(); };
     op.cpu(conv2d_kernel);
+#if !defined(__EMSCRIPTEN__)
+    op.cpu_half = conv2d_half_kernel;
+#endif
     // conv2d: dx = conv2d_input_grad(dout, w), dw = conv2d_weight_grad(x, dout), dbias = sum(dout, {0, 2, 3})
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
       const Tensor &x = c.input(0), &w = c.input(1);
@@ -788,6 +923,9 @@ void register_conv_pool_ops(Registry& r) {
     OpDef op = conv_pool_def("conv2d_input_grad", {{"dout"}, {"w"}}, std::move(attrs));
     op.infer_shape = [](const InferCtx& c) { return input_grad_dims(c).x_shape(); };
     op.cpu(conv2d_input_grad_kernel);
+#if !defined(__EMSCRIPTEN__)
+    op.cpu_half = conv2d_input_grad_half_kernel;
+#endif
     // Bilinear, the adjoint of conv2d in x:
     //   <input_grad(dout, w), g> = <conv2d(g, w), dout> = <w, weight_grad(g, dout)>,
     // so d dout = conv2d(g, w), d w = conv2d_weight_grad(g, dout)
@@ -804,6 +942,9 @@ void register_conv_pool_ops(Registry& r) {
     OpDef op = conv_pool_def("conv2d_weight_grad", {{"x"}, {"dout"}}, std::move(attrs));
     op.infer_shape = [](const InferCtx& c) { return weight_grad_dims(c).w_shape(); };
     op.cpu(conv2d_weight_grad_kernel);
+#if !defined(__EMSCRIPTEN__)
+    op.cpu_half = conv2d_weight_grad_half_kernel;
+#endif
     // Bilinear, the adjoint of conv2d in w:
     //   <weight_grad(x, dout), g> = <conv2d(x, g), dout> = <x, input_grad(dout, g)>,
     // so d x = conv2d_input_grad(dout, g), d dout = conv2d(x, g)

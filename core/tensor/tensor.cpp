@@ -69,7 +69,21 @@ struct ThreadRegistration {
 };
 thread_local ThreadRegistration t_registration;
 
+// The peak, counted only after reset_peak_memory(): live bytes in one shared counter (the per-thread counts above
+// cannot give the maximum of their sum), and the most it has held.
+std::atomic<bool> g_peak_tracking{false};
+std::atomic<int64_t> g_tracked_bytes{0};
+std::atomic<int64_t> g_peak_bytes{0};
+
+void track_peak(int64_t bytes) {
+  const int64_t live = g_tracked_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
 void count_storage(int64_t n, int64_t bytes) {
+  if (g_peak_tracking.load(std::memory_order_relaxed)) [[unlikely]] track_peak(bytes);
   if (!t_counts_registered) [[unlikely]] {
     if (t_counts_gone) {
       StorageCounts& r = count_registry().retired;
@@ -152,7 +166,16 @@ MemoryStats memory_stats() {
     total.storages += c->storages.load(std::memory_order_relaxed);
     total.bytes += c->bytes.load(std::memory_order_relaxed);
   }
+  if (g_peak_tracking.load(std::memory_order_relaxed)) total.peak_bytes = g_peak_bytes.load(std::memory_order_relaxed);
   return total;
+}
+
+void reset_peak_memory() {
+  g_peak_tracking.store(false, std::memory_order_relaxed);
+  const int64_t live = memory_stats().bytes;
+  g_tracked_bytes.store(live, std::memory_order_relaxed);
+  g_peak_bytes.store(live, std::memory_order_relaxed);
+  g_peak_tracking.store(true, std::memory_order_seq_cst);
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const std::string& for_op) {

@@ -1,7 +1,8 @@
 // bfloat16 matmul on oneDNN (kernels/cpu/onednn.h, the half fast path of matmul and matmul_t) against the widened
 // float32 path on the same bfloat16 inputs: plain, batched, broadcast, stacked and 1-D shapes, every transpose of
 // matmul_t, products split over the threads, and gradients; the fallback with oneDNN off (counted, and bit for bit
-// the widened path); and the vectorised float32 -> bfloat16 rounding against float_to_bfloat16_bits.
+// the widened path); bfloat16 convolutions and their gradients the same way; and the vectorised float32 -> bfloat16
+// rounding against float_to_bfloat16_bits.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -215,6 +216,88 @@ TEST(OneDnn, EmptyAndZeroLengthProducts) {
     for (const double v : z.to_vector<double>()) ASSERT_EQ(v, 0.0);
     EXPECT_EQ(ops::matmul(random_bf16({0, 128}, 72), random_bf16({128, 64}, 73)).shape(), (Shape{0, 64}));
   }
+}
+
+// ---- bfloat16 convolutions (conv2d and its two gradient ops, each GEMM on oneDNN) ----
+
+struct ConvCase {
+  Shape x, w;
+  int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+  bool bias = true;
+};
+
+std::string conv_what(const ConvCase& c) {
+  return "conv2d " + shape_str(c.x) + " by " + shape_str(c.w) + " stride " + std::to_string(c.stride) + " padding " +
+         std::to_string(c.padding) + " dilation " + std::to_string(c.dilation) + " groups " + std::to_string(c.groups);
+}
+
+Tensor conv(const ConvCase& c, const Tensor& x, const Tensor& w, const Tensor& b) {
+  return ops::conv2d(x, w, c.bias ? b : Tensor(), c.stride, c.padding, c.dilation, c.groups);
+}
+
+// conv2d and, through grad of sum(conv2d(x, w, b) * g), conv2d_input_grad (dx) and conv2d_weight_grad (dw) on
+// oneDNN against the widened path, within the float32 summation bound of expect_close; the sums of magnitudes from
+// the same (linear) ops on |x|, |w|, |b|, |g| in float64.
+void check_conv(const ConvCase& c, uint64_t seed) {
+  const std::string what = conv_what(c);
+  const Tensor x = random_bf16(c.x, seed), w = random_bf16(c.w, seed + 1), b = random_bf16({c.w[0]}, seed + 2);
+  const Tensor g = random_bf16(conv(c, x, w, b).shape(), seed + 3);
+  const Fn loss = [&](const std::vector<Tensor>& in) { return Value(ops::sum(conv(c, in[0], in[1], in[2]) * g)); };
+  const uint64_t before = onednn_products();
+  const Tensor fast = conv(c, x, w, b);
+  const Value fast_grads = grad(loss, GradPosition({0, 1}))({x, w, b});
+  const uint64_t on_onednn = onednn_products() - before;
+  // one product per image and group in each of: the convolution, grad's forward, dx and dw
+  EXPECT_EQ(on_onednn, static_cast<uint64_t>(4 * c.x[0] * c.groups)) << what;
+  Tensor wide;
+  Value wide_grads;
+  {
+    OneDnnRouting off(false);
+    wide = conv(c, x, w, b);
+    wide_grads = grad(loss, GradPosition({0, 1}))({x, w, b});
+  }
+  const Tensor ag = f64_abs(g);
+  const Fn abs_loss = [&](const std::vector<Tensor>& in) {
+    return Value(ops::sum(conv(c, in[0], in[1], in[2]) * ag));
+  };
+  const Tensor ax = f64_abs(x), aw = f64_abs(w), ab = f64_abs(b);
+  const Value s = grad(abs_loss, GradPosition({0, 1}))({ax, aw, ab});
+  const int64_t taps = c.w[2] * c.w[3];
+  expect_close(fast, wide, conv(c, ax, aw, ab), c.w[1] * taps + 1, what);
+  expect_close(fast_grads[0].tensor(), wide_grads[0].tensor(), s[0].tensor(), c.w[0] / c.groups * taps,
+               what + ": dx");
+  expect_close(fast_grads[1].tensor(), wide_grads[1].tensor(), s[1].tensor(), g.numel() / c.w[0], what + ": dw");
+}
+
+TEST(OneDnn, Bf16ConvolutionsMatchTheWidenedPath) {
+  if (!cpu::bf16_gemm_available()) GTEST_SKIP() << "oneDNN not available: " << cpu::onednn_name();
+  check_conv({.x = {4, 1, 28, 28}, .w = {16, 1, 3, 3}, .padding = 1}, 80);   // the first layer of a small CNN
+  check_conv({.x = {3, 16, 14, 14}, .w = {32, 16, 3, 3}, .padding = 1}, 84);  // the second
+  check_conv({.x = {2, 8, 17, 19}, .w = {12, 4, 3, 2}, .stride = 2, .padding = 1, .dilation = 2, .groups = 2}, 88);
+  check_conv({.x = {2, 64, 9, 9}, .w = {48, 64, 1, 1}, .bias = false}, 92);  // pointwise: the image is the columns
+  check_conv({.x = {17, 8, 12, 12}, .w = {16, 8, 5, 5}, .padding = 2}, 96);  // more images than batch-sum blocks
+}
+
+TEST(OneDnn, Bf16ConvolutionFallsBackWhenItCannotRunThere) {
+  const Tensor x = random_bf16({2, 16, 10, 10}, 100), w = random_bf16({32, 16, 3, 3}, 101);
+  {
+    OneDnnRouting off(false);
+    const uint64_t fallback_before = fallback_products(), onednn_before = onednn_products();
+    const Tensor got = ops::conv2d(x, w, Tensor(), 1, 1);
+    EXPECT_EQ(fallback_products() - fallback_before, 2u);  // one per image
+    EXPECT_EQ(onednn_products(), onednn_before);
+    // bit for bit the float32 convolution of the widened operands, rounded once
+    const Tensor want = ops::cast(
+        ops::conv2d(ops::cast(x, DType::Float32), ops::cast(w, DType::Float32), Tensor(), 1, 1), DType::BFloat16);
+    EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0);
+  }
+  // declined, not counted: mixed dtypes (a float32 bias), float16, and convolutions too small for oneDNN's fixed cost
+  const uint64_t onednn_before = onednn_products(), fallback_before = fallback_products();
+  EXPECT_EQ(ops::conv2d(x, w, zeros({32}), 1, 1).dtype(), DType::Float32);
+  (void)ops::conv2d(ops::cast(x, DType::Float16), ops::cast(w, DType::Float16), Tensor(), 1, 1);
+  (void)ops::conv2d(random_bf16({1, 1, 4, 4}, 102), random_bf16({2, 1, 3, 3}, 103));
+  EXPECT_EQ(onednn_products(), onednn_before);
+  EXPECT_EQ(fallback_products(), fallback_before);
 }
 
 // ---- the vectorised rounding (tensor/half_simd.h) ----

@@ -334,6 +334,27 @@ TEST(MemoryStats, CountsStoragesAcrossThreads) {
   EXPECT_EQ(during.bytes - before.bytes, 80);
 }
 
+// The peak counts from the last reset: the most bytes live at once, whichever thread made or freed them.
+TEST(MemoryStats, PeakIsTheMostBytesLiveSinceTheReset) {
+  reset_peak_memory();
+  const MemoryStats start = memory_stats();
+  EXPECT_EQ(start.peak_bytes, start.bytes);
+  {
+    const Tensor a = Tensor::empty({1000}, DType::Float32);  // 4000 bytes
+    {
+      const Tensor b = Tensor::empty({500}, DType::Float64);  // 4000 more: the peak
+    }
+    const Tensor c = Tensor::empty({100}, DType::Float32);  // 400: below it
+    std::thread other([] { const Tensor d = Tensor::empty({250}, DType::Float32); });  // 1000, with a and c: below
+    other.join();
+  }
+  const MemoryStats end = memory_stats();
+  EXPECT_EQ(end.bytes, start.bytes);
+  EXPECT_EQ(end.peak_bytes - start.bytes, 8000);
+  reset_peak_memory();  // a new window starts at what is live now
+  EXPECT_EQ(memory_stats().peak_bytes, end.bytes);
+}
+
 TEST(BufferCache, LargeBlocksAreReusedAlignedAndBounded) {
   constexpr size_t kBig = size_t{1} << 20;
   void* a = detail::acquire_buffer(kBig);

@@ -68,9 +68,14 @@ class Storage {
 struct MemoryStats {
   int64_t storages;
   int64_t bytes;
+  int64_t peak_bytes = 0;  // the most bytes live at once since reset_peak_memory(); 0 before the first call
 };
-/// Live storages and their bytes in this process (or WASM heap).
+/// Live host storages and their bytes in this process (or WASM heap).
 MemoryStats memory_stats();
+/// Starts (or restarts) the peak: from now on memory_stats().peak_bytes is the most host bytes live at once
+/// (PyTorch's reset_peak_memory_stats). Off until first asked for: while on, every storage also updates one
+/// counter shared by all threads.
+void reset_peak_memory();
 
 namespace autodiff {
 struct Node;

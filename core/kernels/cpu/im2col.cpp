@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "bprop/half.h"
+
 namespace bprop::cpu {
 
 template <typename T>
@@ -85,6 +87,9 @@ void col2im(const T* col, T* image, const ConvGeom& g) {
 
 template void im2col<float>(const float*, float*, const ConvGeom&);
 template void im2col<double>(const double*, double*, const ConvGeom&);
+#if !defined(__EMSCRIPTEN__)
+template void im2col<BFloat16>(const BFloat16*, BFloat16*, const ConvGeom&);  // the bfloat16 fast path's patches
+#endif
 template void col2im<float>(const float*, float*, const ConvGeom&);
 template void col2im<double>(const double*, double*, const ConvGeom&);
 
