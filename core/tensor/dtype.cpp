@@ -50,10 +50,10 @@ void half_reached_kernel(DType dt) {
 }
 
 void half_to_float(const Half* in, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = half_bits_to_float(in[i].bits);
+  half_to_float_simd(in, out, n);  // the same bits; F16C where the CPU has it
 }
 void float_to_half(const float* in, Half* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i].bits = float_to_half_bits(in[i]);
+  float_to_half_simd(in, out, n);
 }
 void bfloat16_to_float(const BFloat16* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = bfloat16_bits_to_float(in[i].bits);

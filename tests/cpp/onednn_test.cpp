@@ -337,5 +337,67 @@ TEST(HalfSimd, Bf16RoundingMatchesTheScalarRoundingBitForBit) {
   }
 }
 
+void expect_simd_half_rounding(const std::vector<float>& in, const std::string& what) {
+  std::vector<Half> out(in.size());
+  float_to_half_simd(in.data(), out.data(), static_cast<int64_t>(in.size()));
+  for (size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(out[i].bits, float_to_half_bits(in[i]))
+        << what << ": element " << i << ", float bits 0x" << std::hex << std::bit_cast<uint32_t>(in[i]);
+  }
+}
+
+TEST(HalfSimd, Fp16RoundingMatchesTheScalarRoundingBitForBit) {
+  // Every upper half with lower halves where float16 rounding decides (it drops 13 bits, more below 2^-14): 0, the
+  // tie of the last dropped bits, just below/at/above the normal tie, the largest.
+  std::vector<float> in;
+  for (uint32_t hi = 0; hi <= 0xffff; ++hi) {
+    for (const uint32_t lo : {0x0000u, 0x0001u, 0x0fffu, 0x1000u, 0x1001u, 0x2000u, 0x3000u, 0x8000u, 0xffffu}) {
+      in.push_back(std::bit_cast<float>(hi << 16 | lo));
+    }
+  }
+  expect_simd_half_rounding(in, "every upper half");
+  std::mt19937 rng(20261206);
+  std::vector<float> r(1 << 20);
+  for (float& x : r) x = std::bit_cast<float>(static_cast<uint32_t>(rng()));
+  expect_simd_half_rounding(r, "random patterns");
+  // values around float16's range: subnormal results, the largest finite, the overflow threshold
+  for (float& x : r) x = std::ldexp(static_cast<float>(rng()) / 4294967296.0f, static_cast<int>(rng() % 48) - 30);
+  expect_simd_half_rounding(r, "float16 magnitudes");
+  for (const uint32_t special : {0x7fa12345u, 0xffc00001u, 0x7f800000u, 0x477fe000u, 0x477ff000u, 0x33000001u}) {
+    for (int pos = 0; pos < 24; ++pos) {
+      std::vector<float> v(24 + pos % 5);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = 1.0f + static_cast<float>(i) * 0.0078125f + 0.001f;
+      v[static_cast<size_t>(pos)] = std::bit_cast<float>(special);
+      expect_simd_half_rounding(v, "a special value at " + std::to_string(pos));
+    }
+  }
+}
+
+TEST(HalfSimd, Fp16WideningMatchesTheScalarWideningBitForBit) {
+  // All 65,536 patterns in order, then each NaN kind (signalling, quiet, negative) alone among ordinary values at
+  // every position of a block of 8, and lengths that leave every tail.
+  std::vector<Half> in(65536);
+  for (uint32_t b = 0; b <= 0xffff; ++b) in[b].bits = static_cast<uint16_t>(b);
+  std::vector<float> out(in.size());
+  half_to_float_simd(in.data(), out.data(), static_cast<int64_t>(in.size()));
+  for (uint32_t b = 0; b <= 0xffff; ++b) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(out[b]), std::bit_cast<uint32_t>(half_bits_to_float(static_cast<uint16_t>(b))))
+        << "float16 bits 0x" << std::hex << b;
+  }
+  for (const uint16_t nan : {uint16_t{0x7c01}, uint16_t{0x7e00}, uint16_t{0xfd55}}) {
+    for (int pos = 0; pos < 24; ++pos) {
+      std::vector<Half> v(24 + pos % 5);
+      for (size_t i = 0; i < v.size(); ++i) v[i].bits = static_cast<uint16_t>(0x3c00 + i);
+      v[static_cast<size_t>(pos)].bits = nan;
+      std::vector<float> w(v.size());
+      half_to_float_simd(v.data(), w.data(), static_cast<int64_t>(v.size()));
+      for (size_t i = 0; i < v.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(w[i]), std::bit_cast<uint32_t>(half_bits_to_float(v[i].bits)))
+            << "NaN 0x" << std::hex << nan << " at " << std::dec << pos << ", element " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bprop
