@@ -210,6 +210,8 @@ def case_header(case, arrays, kinds):
 def compute(case):
     """Returns the JSON object of one case."""
     rng, arrays, kinds = make_inputs(case)
+    if case.error and case.dtype in HALF:
+        arrays = OrderedDict((n, half_values(a, case.dtype) if kinds[n] == "float" else a) for n, a in arrays.items())
     obj = case_header(case, arrays, kinds)
     if case.error:
         if case.wrt:
@@ -293,9 +295,10 @@ def compute(case):
 # ---- half precision -----------------------------------------------------------------------------------------
 
 HALF = {"float16": torch.float16, "bfloat16": torch.bfloat16}
-# Ops left out of the half cases: a cast's target dtype is the case (the cast cases cover conversions), and
-# errors are dtype-independent.
-HALF_SKIP = {"cast"}
+# Ops left out of the half cases: a cast's target dtype is the case (the cast cases cover conversions), and the
+# ops PyTorch has no bfloat16 CPU kernel for, which refuse half inputs (error cases in errors.json); other errors
+# are dtype-independent.
+HALF_SKIP = {"cast", "prod", "mse_loss", "binary_cross_entropy"}
 HALF_SAMPLES_PER_OP = 2
 
 
@@ -380,7 +383,6 @@ HALF_WIDENED = {
     "rsqrt": (HALF_COMPOSED, {"float16": (0.004, 1e-05)}),
     "pow": (HALF_CANCEL, {"bfloat16": (0.032, 0.004)}),
     "atan2": (HALF_CANCEL, {"float16": (0.004, 0.0002), "bfloat16": (0.032, 0.04)}),
-    "prod": (HALF_COMPOSED, {"float16": (0.004, 0.0002)}),
     "logsumexp": (HALF_CANCEL, {"float16": (0.002, 0.001), "bfloat16": (0.032, 0.0001)}),
     "var": (HALF_CANCEL, {"float16": (0.004, 0.0001), "bfloat16": (0.032, 0.001)}),
     "std": (HALF_CANCEL, {"bfloat16": (0.032, 0.0002)}),
@@ -388,7 +390,6 @@ HALF_WIDENED = {
     "log_softmax": (HALF_CANCEL, {"float16": (0.004, 0.0001)}),
     "cross_entropy": (HALF_CANCEL, {"bfloat16": (0.032, 0.0001)}),
     "nll_loss": (HALF_CANCEL, {"float16": (0.002, 0.001), "bfloat16": (0.032, 0.002)}),
-    "binary_cross_entropy": (HALF_COMPOSED, {"float16": (0.004, 0.001), "bfloat16": (0.064, 0.0001)}),
     "binary_cross_entropy_with_logits": (HALF_COMPOSED, {"float16": (0.004, 0.002), "bfloat16": (0.064, 0.0004)}),
     "batch_norm": (HALF_CANCEL, {"float16": (0.002, 0.002), "bfloat16": (0.032, 0.016)}),
     "layer_norm": (HALF_CANCEL, {"float16": (0.002, 0.002), "bfloat16": (0.032, 0.016)}),

@@ -919,8 +919,8 @@ NONFINITE = [
 ]
 
 
-def E(name, inputs, program, kind, output=None, wrt=()):
-    return Case("errors", name, inputs, program, output or program[-1][0], list(wrt), error=kind)
+def E(name, inputs, program, kind, output=None, wrt=(), dtype="float64"):
+    return Case("errors", name, inputs, program, output or program[-1][0], list(wrt), dtype=dtype, error=kind)
 
 
 ERRORS = [
@@ -979,6 +979,17 @@ ERRORS = [
     E("stack/empty_list", {"x": U((3,))}, [["z", "stack", []]], "value"),
     E("var/correction_not_0_or_1", {"x": U((4,))}, [["y", "var", "x", {"correction": 2}]], "value"),
     E("transpose/perm_not_a_permutation", {"x": U((2, 3))}, [["y", "transpose", "x", {"perm": [0, 0]}]], "value"),
+    # The float ops PyTorch has no bfloat16 CPU kernel for take float32 and float64 only (docs/mixed-precision.md).
+    E("prod/bfloat16_input", {"x": U((2, 3))}, [["y", "prod", "x"]], "dtype", dtype="bfloat16"),
+    E("prod/float16_input", {"x": U((4,))}, [["y", "prod", "x", {"axis": 0}]], "dtype", dtype="float16"),
+    E("mse_loss/bfloat16_inputs", {"x": U((3,)), "y": U((3,))}, [["l", "mse_loss", "x", "y"]], "dtype",
+      dtype="bfloat16"),
+    E("mse_loss/float16_inputs", {"x": U((2, 2)), "y": U((2, 2))}, [["l", "mse_loss", "x", "y"]], "dtype",
+      dtype="float16"),
+    E("binary_cross_entropy/bfloat16_inputs", {"p": U((4,), 0.1, 0.9), "t": U((4,), 0, 1)},
+      [["l", "binary_cross_entropy", "p", "t"]], "dtype", dtype="bfloat16"),
+    E("binary_cross_entropy/float16_inputs", {"p": U((4,), 0.1, 0.9), "t": U((4,), 0, 1)},
+      [["l", "binary_cross_entropy", "p", "t"]], "dtype", dtype="float16"),
 ]
 
 HAND_WRITTEN = PROGRAMS + NONFINITE + ERRORS

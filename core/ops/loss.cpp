@@ -413,12 +413,14 @@ void register_loss_ops(Registry& r) {
   }
   {
     OpDef op = loss_def("binary_cross_entropy", {{"probs"}, {"target"}, {"weight", true}}, {reduction_attr()});
+    op.takes_half = false;
     op.infer_shape = binary_loss_shape;
     op.infer_dtype = [](const InferCtx& c) { return loss_dtype(c); };
     add_composite(r, std::move(op), bce_decomp, check_probabilities);
   }
   {
     OpDef op = loss_def("mse_loss", {{"x"}, {"y"}}, {reduction_attr()});
+    op.takes_half = false;
     op.infer_shape = regression_shape;
     op.infer_dtype = [](const InferCtx& c) { return loss_dtype(c); };
     add_composite(r, std::move(op), mse_decomp);

@@ -683,6 +683,7 @@ void register_reduce_ops(Registry& r) {
     const std::string_view n = d.name;
     if (n == "logsumexp" || n == "sum" || n == "mean" || n == "prod" || n == "var" || n == "std")
       op.amp = AmpClass::Float32;
+    op.takes_half = n != "prod";
     r.add(std::move(op));
   }
 }

@@ -29,7 +29,8 @@ DType target_dtype(AmpClass amp, int level, DType half) {
 
 bool autocast_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vector<Tensor>& cast) {
   const AutocastState& st = autocast_state();
-  const DType target = target_dtype(op.amp, st.level, st.dtype);
+  DType target = target_dtype(op.amp, st.level, st.dtype);
+  if (is_half(target) && !op.takes_half) target = DType::Float32;  // (O3 included: the op has no half kernel)
   if (target == DType::Int32) return false;  // (Int32: "leave the inputs")
   bool changed = false;
   for (size_t i = 0; i < inputs.size(); ++i) {

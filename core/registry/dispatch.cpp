@@ -34,6 +34,12 @@ void check_inputs(const OpDef& op, const std::vector<Tensor>& inputs) {
     if (!present && !op.inputs[i].optional) {
       throw ValueError("For '" + op.name + "', the required argument '" + op.inputs[i].name + "' is missing");
     }
+    if (present && !op.takes_half && is_half(inputs[i].dtype())) {
+      throw DTypeError("For '" + op.name + "', '" + op.inputs[i].name + "' is " + dtype_name(inputs[i].dtype()) +
+                       " of shape " + shape_str(inputs[i].shape()) + ", but '" + op.name +
+                       "' takes float32 or float64 only (as PyTorch on the CPU, which has no bfloat16 kernel "
+                       "for it): cast to float32 first");
+    }
   }
 }
 

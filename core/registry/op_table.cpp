@@ -1,6 +1,11 @@
 #include "bprop/op_table.h"
 
+#include <algorithm>
+
+#include "bprop/errors.h"
+#include "bprop/ops.h"
 #include "bprop/random.h"
+#include "bprop/registry.h"
 
 namespace bprop {
 namespace {
@@ -214,6 +219,50 @@ std::vector<Tensor> make_inputs(const OpCheckRow& r) {
     out.push_back(tensor(v, g.shape, g.dtype));
   }
   return out;
+}
+
+std::vector<DType> op_float_dtypes(const std::string& op) {
+  const OpDef& def = registry().get(op);
+  const OpCheckRow* sample = nullptr;
+  for (const OpCheckRow& row : op_check_table()) {
+    if (row.op == op) {
+      sample = &row;
+      break;
+    }
+  }
+  if (!sample) throw ValueError("op_float_dtypes: '" + op + "' has no row in the op check table");
+  const bool dtype_attr = std::any_of(def.attrs.begin(), def.attrs.end(), [](const AttrSpec& a) {
+    return a.name == "dtype" && a.kind == AttrKind::DType;
+  });
+  const std::vector<Tensor> inputs = make_inputs(*sample);
+  // One run in `dt`; `keep_scalars` leaves 0-d float inputs as they are (the optimizer updates take their step
+  // sizes as 0-d float64 tensors, whatever the parameters' dtype).
+  auto runs_in = [&](DType dt, bool keep_scalars) {
+    std::vector<Tensor> cast = inputs;
+    for (Tensor& t : cast) {
+      if (t.defined() && is_float(t.dtype()) && !(keep_scalars && t.dim() == 0)) t = ops::cast(t, dt);
+    }
+    Attrs attrs = sample->attrs;
+    // a cast's own target stays the row's: the cast op takes every dtype in, which the input shows
+    if (dtype_attr && op != "cast") attrs.set("dtype", std::string(dtype_name(dt)));
+    try {
+      (void)call_op(def, cast, attrs);
+      return true;
+    } catch (const DTypeError&) {
+      return false;
+    }
+  };
+  std::vector<DType> taken;
+  for (const DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    bool ok;
+    try {
+      ok = runs_in(dt, false);
+    } catch (const Error&) {
+      ok = runs_in(dt, true);
+    }
+    if (ok) taken.push_back(dt);
+  }
+  return taken;
 }
 
 }  // namespace bprop

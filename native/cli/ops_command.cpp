@@ -19,6 +19,7 @@ struct OpRow {
   std::string op;
   std::string family;
   std::vector<std::string> kernels;  // backends with a kernel
+  std::vector<DType> dtypes;         // the float dtypes it takes
   std::string ascend;                // on an NPU: "aclnn <Op>", "composed" or "cpu fallback"
   std::string grad;                  // "bprop", "no grad" or "missing"
   bool first_order = false;          // in the gradcheck op table at first order
@@ -50,6 +51,7 @@ std::vector<OpRow> matrix() {
       if (def.kernels[static_cast<size_t>(b)]) r.kernels.emplace_back(backend_name(static_cast<Backend>(b)));
     }
     r.ascend = ascend_kernel(def);
+    r.dtypes = op_float_dtypes(name);
     r.grad = def.no_grad ? "no grad" : (def.bprop ? "bprop" : "missing");
     for (const OpCheckRow& row : table) {
       if (row.op != name) continue;
@@ -70,22 +72,36 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 
 const char* yes_no(bool b) { return b ? "yes" : "no"; }
 
+// "f32,f64,f16,bf16" (the text table) or "float32, float64, ..." (markdown, JSON)
+std::string dtype_list(const std::vector<DType>& dtypes, bool short_names) {
+  std::vector<std::string> names;
+  for (const DType dt : dtypes) {
+    const std::string n = dtype_name(dt);
+    names.push_back(!short_names ? n : n == "bfloat16" ? "bf16" : "f" + n.substr(5));
+  }
+  return join(names, short_names ? "," : ", ");
+}
+
 void print_text(const std::vector<OpRow>& rows) {
-  size_t w_op = 2, w_family = 6, w_kernels = 7;
+  size_t w_op = 2, w_family = 6, w_kernels = 7, w_dtypes = 6;
   for (const auto& r : rows) {
     w_op = std::max(w_op, r.op.size());
     w_family = std::max(w_family, r.family.size());
     w_kernels = std::max(w_kernels, join(r.kernels, ",").size());
+    w_dtypes = std::max(w_dtypes, dtype_list(r.dtypes, true).size());
   }
-  auto line = [&](const std::string& op, const std::string& family, const std::string& kernels, const std::string& grad,
-                  const std::string& first, const std::string& second) {
+  auto line = [&](const std::string& op, const std::string& family, const std::string& kernels,
+                  const std::string& dtypes, const std::string& grad, const std::string& first,
+                  const std::string& second) {
     std::cout << std::left << std::setw(static_cast<int>(w_op) + 2) << op << std::setw(static_cast<int>(w_family) + 2)
-              << family << std::setw(static_cast<int>(w_kernels) + 2) << kernels << std::setw(9) << grad
-              << std::setw(7) << first << second << "\n";
+              << family << std::setw(static_cast<int>(w_kernels) + 2) << kernels
+              << std::setw(static_cast<int>(w_dtypes) + 2) << dtypes << std::setw(9) << grad << std::setw(7) << first
+              << second << "\n";
   };
-  line("op", "family", "kernels", "grad", "check1", "check2");
+  line("op", "family", "kernels", "dtypes", "grad", "check1", "check2");
   for (const auto& r : rows) {
-    line(r.op, r.family, join(r.kernels, ","), r.grad, yes_no(r.first_order), yes_no(r.second_order));
+    line(r.op, r.family, join(r.kernels, ","), dtype_list(r.dtypes, true), r.grad, yes_no(r.first_order),
+         yes_no(r.second_order));
   }
   std::cout << rows.size() << " ops\n";
 }
@@ -139,6 +155,8 @@ void print_json(const std::vector<OpRow>& rows) {
     j["op"] = r.op;
     j["family"] = r.family;
     j["kernels"] = r.kernels;
+    j["dtypes"] = nlohmann::ordered_json::array();
+    for (const DType dt : r.dtypes) j["dtypes"].push_back(dtype_name(dt));
     j["ascend"] = r.ascend;
     j["grad"] = r.grad;
     j["gradcheck"] = {{"first_order", r.first_order}, {"second_order", r.second_order}};
@@ -164,13 +182,17 @@ void print_markdown(const std::vector<OpRow>& rows) {
                "differences at first and second order. The ascend column says how the op runs on an NPU\n"
                "(docs/ascend.md): an aclnn kernel, composed of ops that run there, or the CPU kernel with a\n"
                "host round trip (counted per op at run time; aclnn kernels also fall back for float64 where\n"
-               "the NPU has none).\n\n"
+               "the NPU has none). The dtypes column lists the float dtypes the op takes (its float inputs, or\n"
+               "its output for the random ops); the ops PyTorch has no bfloat16 CPU kernel for take float32\n"
+               "and float64 only (docs/mixed-precision.md). Integer and bool inputs (indices, labels, masks)\n"
+               "are as each op's signature in docs/vectors.md says.\n\n"
             << rows.size() << " ops: " << with_bprop << " with a bprop, " << no_grad << " no grad; " << first
             << " gradchecked at first order, " << second << " at second order.\n\n"
-            << "| op | family | kernels | ascend | grad | gradcheck 1st | gradcheck 2nd |\n"
-               "|---|---|---|---|---|---|---|\n";
+            << "| op | family | kernels | dtypes | ascend | grad | gradcheck 1st | gradcheck 2nd |\n"
+               "|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
-    std::cout << "| `" << r.op << "` | " << r.family << " | " << join(r.kernels, ", ") << " | " << r.ascend << " | "
+    std::cout << "| `" << r.op << "` | " << r.family << " | " << join(r.kernels, ", ") << " | "
+              << dtype_list(r.dtypes, true) << " | " << r.ascend << " | "
               << r.grad << " | "
               << yes_no(r.first_order) << " | " << yes_no(r.second_order) << " |\n";
   }
@@ -185,8 +207,9 @@ int ops_command(const std::vector<std::string>& args) {
     else if (a == "--markdown") mode = Mode::Markdown;
     else if (a == "--help" || a == "-h") {
       std::cout << "usage: bprop ops [--json | --markdown]\n"
-                   "The op coverage matrix: op, family, kernels per backend, bprop or no grad, and whether the\n"
-                   "gradcheck op table checks it at first (check1) and second (check2) order. The JSON also\n"
+                   "The op coverage matrix: op, family, kernels per backend, the float dtypes it takes, bprop or\n"
+                   "no grad, and whether the gradcheck op table checks it at first (check1) and second (check2)\n"
+                   "order. The JSON also\n"
                    "gives each op's inputs, whether they come as one list (variadic) and its attributes (name,\n"
                    "kind, required, default, choices).\n";
       return 0;

@@ -42,6 +42,9 @@ TEST(Autocast, EachLevelCastsItsLists) {
   {
     const amp::AutocastScope scope(amp::Level::O3, DType::BFloat16);
     EXPECT_EQ(ops::layer_norm(a).dtype(), DType::BFloat16);
+    // ops without half kernels run in float32 at every level, half inputs cast up
+    EXPECT_EQ(ops::prod(a).dtype(), DType::Float32);
+    EXPECT_EQ(ops::mse_loss(ops::cast(a, DType::BFloat16), a).dtype(), DType::Float32);
     EXPECT_EQ(amp::current_level(), amp::Level::O3);
     {
       const amp::AutocastScope off(amp::Level::O0, DType::BFloat16);  // nested: the innermost applies

@@ -7,11 +7,13 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 
 #include "bprop/bprop.h"
 #include "bprop/nn/checkpoint.h"
+#include "bprop/op_table.h"
 #include "same_bits.h"
 
 using bitwise::expect_bitwise_equal;
@@ -224,24 +226,45 @@ TEST(Half, OpsComputeInFloat32AndRoundOnce) {
 }
 
 TEST(Half, LossesWithElementReadingFastPathsTakeHalfInputs) {
-  // cross_entropy's fused host kernel and binary_cross_entropy's range check read elements themselves
+  // cross_entropy's fused host kernel and nll_loss's label check read elements themselves
   const Tensor logits = randn({4, 5}, 7, DType::BFloat16);
   const Tensor labels = tensor_i32({0, 3, 4, 1}, {4});
   const Tensor ce = ops::cross_entropy(logits, labels);
   ASSERT_EQ(ce.dtype(), DType::BFloat16);
   EXPECT_NEAR(ce.item(), ops::cross_entropy(ops::cast(logits, DType::Float32), labels).item(), 2e-2);
-  const Tensor p = tensor({0.25, 0.5, 0.875}, {3}, DType::Float16), t = tensor({0, 1, 1}, {3}, DType::Float16);
-  EXPECT_NEAR(ops::binary_cross_entropy(p, t).item(),
-              ops::binary_cross_entropy(ops::cast(p, DType::Float32), ops::cast(t, DType::Float32)).item(), 2e-3);
-  const std::string e = [&] {
-    try {
-      ops::binary_cross_entropy(tensor({1.5}, {1}, DType::Float16), tensor({1}, {1}, DType::Float16));
-    } catch (const ValueError& err) {
-      return std::string(err.what());
-    }
-    return std::string("(no error)");
-  }();
-  EXPECT_NE(e.find("must be between 0 and 1, got 1.5"), std::string::npos) << e;
+  const Tensor lp = ops::log_softmax(ops::cast(logits, DType::Float16));
+  EXPECT_NEAR(ops::nll_loss(lp, labels).item(), ops::nll_loss(ops::cast(lp, DType::Float32), labels).item(), 2e-3);
+  EXPECT_THROW(ops::nll_loss(lp, tensor_i32({0, 3, 5, 1}, {4})), ValueError);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const DTypeError& e) {
+    return e.what();
+  }
+  return "(no DTypeError)";
+}
+
+// The ops PyTorch 1.13 has no bfloat16 CPU kernel for refuse both half dtypes, naming the op, the argument, its
+// dtype and shape; every other float op of the catalogue takes all four float dtypes.
+TEST(Half, OpsWithoutAPyTorchBfloat16KernelRefuseHalfInputs) {
+  const Tensor p = tensor({0.25, 0.5, 0.875}, {3}, DType::BFloat16), t = tensor({0, 1, 1}, {3}, DType::Float16);
+  std::string e = error_of([&] { ops::binary_cross_entropy(p, ops::cast(t, DType::BFloat16)); });
+  EXPECT_NE(e.find("For 'binary_cross_entropy', 'probs' is bfloat16 of shape (3,)"), std::string::npos) << e;
+  EXPECT_NE(e.find("takes float32 or float64"), std::string::npos) << e;
+  e = error_of([&] { ops::mse_loss(ops::cast(p, DType::Float32), t); });
+  EXPECT_NE(e.find("For 'mse_loss', 'y' is float16"), std::string::npos) << e;
+  e = error_of([&] { ops::prod(t); });
+  EXPECT_NE(e.find("For 'prod', 'x' is float16"), std::string::npos) << e;
+  EXPECT_NEAR(ops::prod(ops::cast(p, DType::Float32)).item(), 0.109375, 1e-7);
+
+  const std::vector<DType> all = {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16};
+  const std::vector<DType> full = {DType::Float32, DType::Float64};
+  for (const std::string& op : registry().names()) {
+    const bool refuses = op == "prod" || op == "mse_loss" || op == "binary_cross_entropy";
+    EXPECT_EQ(op_float_dtypes(op), refuses ? full : all) << op;
+  }
 }
 
 TEST(Half, GradientsOfHalfTensorsAreHalfToSecondOrder) {

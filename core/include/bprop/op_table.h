@@ -32,4 +32,8 @@ const std::vector<OpCheckRow>& op_check_table();
 /// The sample inputs of a row (seeded by the row's position, so the same on every platform).
 std::vector<Tensor> make_inputs(const OpCheckRow& row);
 
+/// The float dtypes (float32, float64, float16, bfloat16) an op takes: its first row's sample run with the float
+/// inputs, and a `dtype` attribute where the op has one, in each dtype; the dtypes whose run raises no DTypeError.
+std::vector<DType> op_float_dtypes(const std::string& op);
+
 }  // namespace bprop

@@ -134,6 +134,9 @@ struct OpDef {
   ElementwiseDef elementwise;
   /// The op's place in automatic mixed precision's lists.
   AmpClass amp = AmpClass::Default;
+  /// False for the float ops PyTorch has no bfloat16 CPU kernel for (prod, mse_loss, binary_cross_entropy): such
+  /// an op refuses float16 and bfloat16 inputs with a DTypeError, and mixed precision runs it in float32.
+  bool takes_half = true;
 
   /// Convenience for op files: sets the CPU kernel.
   OpDef& cpu(KernelFn k) {
