@@ -9,6 +9,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/vmath.h"
 #include "ops/sum_order.h"
+#include "registry/half_kernels.h"
 
 namespace bprop::graph {
 namespace {
@@ -18,6 +19,9 @@ constexpr int64_t kTile = 1024;
 
 // Small tensors get tiles of their own size (a long chain on scalars keeps thousands of values live).
 int64_t tile_elements(const FusedLoop& loop) { return std::max<int64_t>(1, std::min(kTile, loop.numel)); }
+
+// Bytes of one element of a scratch tile: a half loop's tiles are float32.
+int64_t compute_size(const FusedLoop& loop) { return is_half(loop.dtype) ? 4 : static_cast<int64_t>(dtype_size(loop.dtype)); }
 
 // Whether `operand` broadcast to `shape` repeats its data in one of the patterns a loop reads from a tile copy:
 // aligned to `shape`'s rank, it is some 1s, then `shape`'s own dimensions, then 1s (a row (n,) or (1, n) of
@@ -70,7 +74,9 @@ bool reads_outside_after(const FusedLoop& loop, size_t k, int writer) { return l
 
 bool fusible(const Graph& g, const GraphNode& n) {
   const ElementwiseDef& def = n.op->elementwise;
-  if (!def.fn(n.dtype) || n.inputs.empty() || n.inputs.size() > 3) return false;
+  // (a half node joins only where its eager kernel runs the same float32 function on tiles: no cpu_half)
+  if (!def.compute_fn(n.dtype) || n.inputs.empty() || n.inputs.size() > 3) return false;
+  if (is_half(n.dtype) && n.op->cpu_half) return false;
   if (!n.attrs.empty() && def.num_params == 0) return false;  // attributes its array functions do not take
   for (int v : n.inputs) {
     if (v < 0) return false;
@@ -96,6 +102,7 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
   loop.dtype = first.dtype;
   loop.shape = first.shape;
   loop.numel = shape_numel(first.shape);
+  const bool half = is_half(loop.dtype);
   std::unordered_map<int, int> step_of;     // value id -> step index
   std::unordered_map<int, int> outside_of;  // value id -> outside index
   std::unordered_map<int, int> last_read;   // value id -> last step reading it (within the group)
@@ -106,7 +113,7 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
   std::vector<bool> slot_free;  // whether a slot is in free_slots (a chain of scalars has thousands of slots)
   for (size_t s = 0; s < group.size(); ++s) {
     const GraphNode& n = g.nodes[static_cast<size_t>(group[s])];
-    if (!n.op->elementwise.fn(n.dtype)) {  // a sum taken in (after the steps: its input's tile is still there)
+    if (!n.op->elementwise.compute_fn(n.dtype)) {  // a sum taken in (after the steps: its input's tile is still there)
       const FusedLoop::Step& from = loop.steps[static_cast<size_t>(step_of.at(n.inputs[0]))];
       loop.sums.push_back({from.slot >= 0 ? FusedLoop::Source{FusedLoop::Source::Slot, from.slot}
                                           : FusedLoop::Source{FusedLoop::Source::Result, from.result},
@@ -114,7 +121,7 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
       continue;
     }
     FusedLoop::Step step{};
-    step.fn = n.op->elementwise.fn(n.dtype);
+    step.fn = n.op->elementwise.compute_fn(n.dtype);
     step.arity = static_cast<uint8_t>(n.inputs.size());
     step.num_params = static_cast<uint8_t>(n.op->elementwise.num_params);
     step.params = static_cast<int32_t>(loop.params.size());
@@ -135,26 +142,33 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
       const int64_t numel = shape_numel(shape);
       int64_t inner = 1;
       const bool row = shape != n.shape && numel != 1 && repeats_in(shape, n.shape, &inner);  // (fusible() checked)
+      const bool wide = half && shape == n.shape;  // a whole half operand, widened tile by tile
       if (added) {
         loop.outside.push_back(v);
         loop.row_length.push_back(row ? numel : 0);
         loop.row_inner.push_back(row ? inner : 0);
         loop.row_slot.push_back(row ? loop.num_slots++ : -1);  // (held for the whole loop)
+        loop.wide_slot.push_back(wide ? loop.num_slots++ : -1);
         loop.last_reader.push_back(-1);
       }
       loop.last_reader[static_cast<size_t>(it->second)] = static_cast<int>(s);
-      step.in[i] = {row ? FusedLoop::Source::OutsideRow
-                        : shape != n.shape ? FusedLoop::Source::OutsideScalar : FusedLoop::Source::Outside,
+      step.in[i] = {row    ? FusedLoop::Source::OutsideRow
+                    : wide ? FusedLoop::Source::OutsideWide
+                    : shape != n.shape ? FusedLoop::Source::OutsideScalar
+                                       : FusedLoop::Source::Outside,
                     it->second};
     }
-    // The output's place first, then the inputs' slots are freed (a step never writes over its operands).
+    // The output's place first, then the inputs' slots are freed (a step never writes over its operands). A half
+    // loop's steps all compute into a float32 slot, a result then rounded into its buffer as well.
+    step.read_in_loop = last_read.count(n.out) > 0;
+    step.result = -1;
     if (needed[static_cast<size_t>(n.out)]) {
       step.slot = -1;
       step.result = static_cast<int>(loop.results.size());
       loop.results.push_back(n.out);
       loop.result_steps.push_back(static_cast<int>(s));
-    } else {
-      step.result = -1;
+    }
+    if (step.result < 0 || half) {
       if (free_slots.empty()) {
         free_slots.push_back(loop.num_slots++);
         slot_free.resize(static_cast<size_t>(loop.num_slots), true);
@@ -171,6 +185,10 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
         slot_free[src.index] = true;
       }
     }
+    if (step.slot >= 0 && !step.read_in_loop) {  // a half result no step reads: its slot is free after it
+      free_slots.push_back(step.slot);
+      slot_free[static_cast<size_t>(step.slot)] = true;
+    }
     step_of[n.out] = static_cast<int>(s);
     loop.steps.push_back(step);
   }
@@ -183,13 +201,24 @@ namespace {
 void run_tile(const FusedLoop& loop, const std::vector<const char*>& outside, const std::vector<char*>& results,
               int64_t t0, int64_t len, char* scratch) {
   const int64_t esize = static_cast<int64_t>(dtype_size(loop.dtype));
-  const int64_t tile_bytes = tile_elements(loop) * esize;
+  const int64_t tile_bytes = tile_elements(loop) * compute_size(loop);
   const int64_t off = t0 * esize;
-  // Repeated operands (rows, columns): this tile's stretch, copied out once for the steps to read.
+  const bool half = is_half(loop.dtype);
+  // Repeated operands (rows, columns): this tile's stretch, copied out once for the steps to read (a half one
+  // widened on the way); whole half operands: this tile, widened.
+  uint16_t staging[kTile];
   for (size_t k = 0; k < loop.row_slot.size(); ++k) {
+    if (loop.wide_slot[k] >= 0) {
+      widen_half(loop.dtype, outside[k] + off, reinterpret_cast<float*>(scratch + loop.wide_slot[k] * tile_bytes), len);
+    }
     if (loop.row_slot[k] < 0) continue;
-    copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len,
-                  scratch + loop.row_slot[k] * tile_bytes);
+    char* slot = scratch + loop.row_slot[k] * tile_bytes;
+    if (!half) {
+      copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len, slot);
+      continue;
+    }
+    copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len, reinterpret_cast<char*>(staging));
+    widen_half(loop.dtype, staging, reinterpret_cast<float*>(slot), len);
   }
   for (const FusedLoop::Step& step : loop.steps) {
     ElementOperand in[3 + kMaxElementParams];
@@ -202,12 +231,25 @@ void run_tile(const FusedLoop& loop, const std::vector<const char*>& outside, co
         case FusedLoop::Source::OutsideRow:
           in[i] = {scratch + loop.row_slot[static_cast<size_t>(src.index)] * tile_bytes, false};
           break;
+        case FusedLoop::Source::OutsideWide:
+          in[i] = {scratch + loop.wide_slot[static_cast<size_t>(src.index)] * tile_bytes, false};
+          break;
         case FusedLoop::Source::Slot: in[i] = {scratch + src.index * tile_bytes, false}; break;
         case FusedLoop::Source::Result: in[i] = {results[static_cast<size_t>(src.index)] + off, false}; break;
       }
     }
     char* out = step.slot >= 0 ? scratch + step.slot * tile_bytes : results[static_cast<size_t>(step.result)] + off;
     step.fn(in, out, len);
+    if (!half) continue;
+    // The op's half result, as its eager kernel rounds it: into its buffer, and as the later steps read it.
+    float* values = reinterpret_cast<float*>(out);
+    if (step.result < 0) {
+      round_half_in_place(loop.dtype, values, len);
+      continue;
+    }
+    char* result = results[static_cast<size_t>(step.result)] + off;
+    round_half(loop.dtype, values, result, len);
+    if (step.read_in_loop) widen_half(loop.dtype, result, values, len);
   }
 }
 
@@ -282,8 +324,14 @@ std::vector<float> run_with_sums(const FusedLoop& loop, const std::vector<const 
 void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::vector<int>& inputs,
                     const std::vector<int>& outputs, ArenaLease* arena) {
   std::vector<const char*> outside(inputs.size());
+  std::vector<float> wide_scalars(is_half(loop.dtype) ? inputs.size() : 0);  // a half loop's one-element operands
   for (size_t i = 0; i < inputs.size(); ++i) {
-    outside[i] = static_cast<const char*>(env[static_cast<size_t>(inputs[i])].raw_data());
+    const Tensor& t = env[static_cast<size_t>(inputs[i])];
+    outside[i] = static_cast<const char*>(t.raw_data());
+    if (!wide_scalars.empty() && t.numel() == 1 && t.shape() != loop.shape) {
+      widen_half(loop.dtype, outside[i], &wide_scalars[i], 1);
+      outside[i] = reinterpret_cast<const char*>(&wide_scalars[i]);
+    }
   }
   std::vector<char*> results(loop.results.size());
   for (size_t i = 0; i < loop.results.size(); ++i) {
@@ -295,7 +343,7 @@ void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::
     env[static_cast<size_t>(outputs[i])] = std::move(t);
   }
   const size_t scratch_bytes =
-      static_cast<size_t>(loop.num_slots) * static_cast<size_t>(tile_elements(loop)) * dtype_size(loop.dtype);
+      static_cast<size_t>(loop.num_slots) * static_cast<size_t>(tile_elements(loop)) * static_cast<size_t>(compute_size(loop));
   if (!loop.sums.empty()) {
     const std::vector<float> sums = run_with_sums(loop, outside, results, scratch_bytes);
     for (size_t s = 0; s < sums.size(); ++s) {

@@ -5,7 +5,9 @@
 // the group (or returned) are written out. An operand from outside may be broadcast: one element (a scalar), a
 // row repeated along the leading dimensions (a bias of shape (n,) added to (batch, n)), or a column whose
 // elements repeat along the trailing ones (a (batch, 1) sum of a softmax's backward); a repeated operand's tile is
-// copied into the scratch area before the steps run on it.
+// copied into the scratch area before the steps run on it. A float16 or bfloat16 loop computes in float32 tiles: each
+// half operand's tile is widened as it is read, each step's result rounded to the half dtype (as its eager kernel
+// rounds it) before the next step reads it, and the results stored in half.
 #pragma once
 #include <vector>
 
@@ -17,7 +19,7 @@ struct FusedLoop {
   /// Where a step operand comes from: an outside value (whole, or one element repeated), or an earlier step's
   /// tile (in a scratch slot, or in the buffer of a result written out).
   struct Source {
-    enum Kind : uint8_t { Outside, OutsideScalar, OutsideRow, Slot, Result };
+    enum Kind : uint8_t { Outside, OutsideScalar, OutsideRow, OutsideWide, Slot, Result };
     Source() = default;
     Source(Kind k, int i) : kind(k), index(static_cast<uint32_t>(i)) {}
     uint32_t kind : 3;
@@ -32,6 +34,7 @@ struct FusedLoop {
     int32_t params;  // the op's attributes as numbers (ElementwiseDef::params): its first in `params`
     uint8_t arity;
     uint8_t num_params;
+    bool read_in_loop;  // whether a later step of the loop reads it
   };
   DType dtype = DType::Float32;
   Shape shape;
@@ -43,6 +46,8 @@ struct FusedLoop {
   std::vector<int64_t> row_length;
   std::vector<int64_t> row_inner;
   std::vector<int> row_slot;
+  /// Per outside value of a half loop read whole: the scratch slot its tile is widened into (else -1).
+  std::vector<int> wide_slot;
   std::vector<int> last_reader;  // per outside value, the last step reading it
   std::vector<Step> steps;
   std::vector<double> params;  // the steps' attribute numbers, read once when the loop is built

@@ -13,10 +13,10 @@ namespace {
 
 // For each output of `ins` (by position), the positions of its inputs whose buffer the output may take over when
 // the input dies there: element i of the output is computed from element i of that input only, with nothing
-// reading the input's element i afterwards. That holds for an elementwise op whose array function runs
-// (every operand of the output's dtype, each whole or one element: cpu::run_elementwise), and in a fused loop for
-// a whole outside operand that no step after the one writing the result reads (each tile's steps read their
-// operands at the tile's offset, before the next tile is written).
+// reading the input's element i afterwards. That holds for an elementwise op whose array function runs (every
+// operand of the output's dtype, each whole or one element: cpu::run_elementwise, or its half tiles), and in a
+// fused loop for a whole outside operand that no step after the one writing the result reads (each tile's steps
+// read their operands at the tile's offset, before the next tile is written).
 std::vector<std::vector<size_t>> in_place_candidates(const Graph& g, const Instruction& ins) {
   std::vector<std::vector<size_t>> out(ins.outputs.size());
   if (ins.group >= 0) {
@@ -32,7 +32,9 @@ std::vector<std::vector<size_t>> in_place_candidates(const Graph& g, const Instr
     return out;
   }
   const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
-  if (!n.op->allocates_output || !n.op->elementwise.fn(n.dtype) || n.inputs.empty() || n.inputs.size() > 3) return out;
+  // (a half call runs the float32 array function on tiles: element i still from element i; cpu_half ops excepted)
+  const ElementFn fn = n.op->cpu_half ? n.op->elementwise.fn(n.dtype) : n.op->elementwise.compute_fn(n.dtype);
+  if (!n.op->allocates_output || !fn || n.inputs.empty() || n.inputs.size() > 3) return out;
   for (int v : n.inputs) {
     if (v < 0) return out;
     const ValueType& t = g.types[static_cast<size_t>(v)];

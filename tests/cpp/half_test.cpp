@@ -302,6 +302,66 @@ TEST(Half, GraphModeGivesTheEagerBits) {
   }
 }
 
+TEST(Half, ElementwiseOpsConvertTileByTileWithoutFloat32Copies) {
+  // Sizes that split over threads and end inside a tile; operands whole or one element; an op with attributes.
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    for (const int64_t n : {int64_t{1}, int64_t{1023}, int64_t{100003}}) {
+      const Tensor x = randn({n}, 5, dt), y = randn({n}, 6, dt), s = scalar(0.75, dt);
+      const auto wide = [](const Tensor& t) { return ops::cast(t, DType::Float32); };
+      const std::vector<std::pair<Tensor, Tensor>> got_want = {
+          {x + y, ops::cast(wide(x) + wide(y), dt)},
+          {x * s, ops::cast(wide(x) * wide(s), dt)},
+          {ops::exp(x), ops::cast(ops::exp(wide(x)), dt)},
+          {ops::leaky_relu(x, 0.2), ops::cast(ops::leaky_relu(wide(x), 0.2), dt)},
+          {ops::maximum(x, y), ops::cast(ops::maximum(wide(x), wide(y)), dt)},
+          {ops::clamp(x, -0.5, 0.25), ops::cast(ops::clamp(wide(x), -0.5, 0.25), dt)},
+      };
+      for (const auto& [got, want] : got_want) {
+        ASSERT_EQ(got.dtype(), dt);
+        expect_bitwise_equal(got, want);
+      }
+      reset_peak_memory();
+      const int64_t before = memory_stats().bytes;
+      const Tensor z = ops::sigmoid(x * y);
+      // the two outputs only (2 bytes an element each): no float32 copy of an operand or a result
+      EXPECT_EQ(memory_stats().peak_bytes - before, 2 * n * 2) << dtype_name(dt) << " " << n;
+      EXPECT_EQ(z.dtype(), dt);
+    }
+  }
+}
+
+TEST(Half, FusedLoopsComputeInFloat32TilesAndRoundEachStep) {
+  // A chain of steps reading whole operands, a scalar, a row and a column: one fused loop, the eager bits (each
+  // step rounded to the half dtype as its eager kernel rounds it), several tiles, threads and a tail.
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor h = ops::exp(a[0] - a[2]) * 0.5 + a[1];
+    return Value(std::vector<Value>{Value(ops::sigmoid(h * a[3]) - a[0]), Value(h)});
+  };
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    for (const Shape& shape : {Shape{3, 5}, Shape{10001, 7}}) {
+      const Tensor x = randn(shape, 1, dt), y = randn(shape, 2, dt);
+      const Tensor col = randn({shape[0], 1}, 3, dt), row = randn({shape[1]}, 4, dt);
+      const JitFn j = jit(f);
+      const Value got = j({x, y, col, row});
+      expect_bitwise_equal(got, f({x, y, col, row}));
+      EXPECT_EQ(got[0].tensor().dtype(), dt);
+      EXPECT_EQ(j.stats().fused_groups, 1) << j.lower({x, y, col, row});
+      EXPECT_EQ(j.stats().kernels, 1) << j.lower({x, y, col, row});
+    }
+  }
+  // a traced half gradient with fused loops in it
+  const Fn loss = [](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::tanh(a[0] * 1.5 + a[1]) * ops::relu(a[0]));
+  };
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    const Tensor x = randn({4001, 9}, 7, dt), b = randn({9}, 8, dt);
+    const GradFn g = value_and_grad(loss, GradPosition({0, 1}));
+    const JitFn j = jit(g);
+    expect_bitwise_equal(j({x, b}), g({x, b}));
+    EXPECT_EQ(j.stats().fused_groups, 1) << j.lower({x, b});  // the forward and backward chains together
+  }
+}
+
 TEST(Half, CheckpointsKeepF16AndBf16) {
   const Tensor h = tensor({0.5, -3.0, 1e-4}, {3}, DType::Float16), b = tensor({1e20, -2.5}, {2}, DType::BFloat16);
   const std::vector<uint8_t> bytes = save_checkpoint_bytes(NamedTensors{{"h", h}, {"b", b}}, {});

@@ -83,6 +83,9 @@ struct ElementwiseDef {
   int num_params = 0;
   void (*params)(const Attrs& attrs, double* out) = nullptr;
   ElementFn fn(DType dt) const { return dt == DType::Float32 ? f32 : dt == DType::Float64 ? f64 : nullptr; }
+  /// The function computing elements of dt: float16 and bfloat16 compute in float32, each tile widened on the way
+  /// in and rounded on the way out (the op's eager half kernel and a half fused loop).
+  ElementFn compute_fn(DType dt) const { return dt == DType::Float16 || dt == DType::BFloat16 ? f32 : fn(dt); }
   bool any() const { return f32 || f64; }
 };
 
