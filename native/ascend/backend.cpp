@@ -33,12 +33,14 @@ class AscendBackend final : public DeviceBackend {
   void synchronize(int index) override { Runtime::get().device(index).synchronize(); }
 };
 
-// float16 and bfloat16 calls are not computed on the NPU yet: declined (counted), they run on the CPU in float32.
-KernelFn declining_half(KernelFn kernel) {
+// The Atlas training series (the first Ascend 910) has no bfloat16 in any operator: such calls are declined
+// (counted) and run on the CPU. float16 and bfloat16 elsewhere run on the NPU, each kernel checking the rest.
+KernelFn declining_bfloat16_on_atlas_training(KernelFn kernel) {
   return [kernel = std::move(kernel)](KernelCtx& c) {
-    if (is_half(c.out_dtype)) throw KernelDeclined{std::string(dtype_name(c.out_dtype)) + " on the NPU"};
-    for (const Tensor& t : c.inputs) {
-      if (t.defined() && is_half(t.dtype())) throw KernelDeclined{std::string(dtype_name(t.dtype())) + " on the NPU"};
+    if (Runtime::get().soc() == SocFamily::Ascend910) {
+      bool bf16 = c.out_dtype == DType::BFloat16;
+      for (const Tensor& t : c.inputs) bf16 = bf16 || (t.defined() && t.dtype() == DType::BFloat16);
+      if (bf16) throw KernelDeclined{"bfloat16 is not supported on " + Runtime::get().soc_name() + " (Atlas training series)"};
     }
     kernel(c);
   };
@@ -54,7 +56,7 @@ DeviceBackend& load_backend() {
     for (DeviceKernel& k : aclnn_kernels()) {
       bool present = rt.lib().has_aclnn(k.aclnn);
       for (const std::string& other : k.also) present = present && rt.lib().has_aclnn(other);
-      if (present) registry().set_kernel(k.op, Backend::Ascend, declining_half(std::move(k.kernel)));
+      if (present) registry().set_kernel(k.op, Backend::Ascend, declining_bfloat16_on_atlas_training(std::move(k.kernel)));
     }
   });
   return backend;

@@ -21,14 +21,17 @@ using acl::aclTensor;
 
 [[noreturn]] void decline(const std::string& why) { throw KernelDeclined{why}; }
 
-// Every input and the output of one float dtype (float64 too unless the NPU operator has none), none empty.
+// Every input and the output of one float dtype, none empty: float32, float16 and bfloat16 (which every operator
+// here has on the Atlas A2 training series; the Atlas training series' missing bfloat16 is declined for every
+// kernel, in backend.cpp), and float64 unless the NPU operator has none.
 void require_float(const KernelCtx& c, bool has_double = true) {
   for (const Tensor& t : c.inputs) {
     if (t.defined() && t.dtype() != c.out_dtype) decline("mixed dtypes");
     if (t.defined() && t.numel() == 0) decline("an empty tensor");
   }
-  if (c.out_dtype != DType::Float32 && !(has_double && c.out_dtype == DType::Float64)) {
-    decline(std::string(dtype_name(c.out_dtype)) + " is not supported by the NPU operator");
+  const DType dt = c.out_dtype;
+  if (dt != DType::Float32 && !is_half(dt) && !(has_double && dt == DType::Float64)) {
+    decline(std::string(dtype_name(dt)) + " is not supported by the NPU operator");
   }
 }
 
@@ -40,6 +43,13 @@ void decline_on_atlas_training(const KernelCtx& c, const char* what) {
   if (c.out_dtype == DType::Float32 && Runtime::get().soc() == SocFamily::Ascend910) {
     decline(std::string(what) + " in float32 is not supported on " + Runtime::get().soc_name() +
             " (Atlas training series)");
+  }
+}
+
+// An operator the Atlas training series lacks in every dtype.
+void decline_missing_on_atlas_training(const char* what) {
+  if (Runtime::get().soc() == SocFamily::Ascend910) {
+    decline(std::string(what) + " is not supported on " + Runtime::get().soc_name() + " (Atlas training series)");
   }
 }
 
@@ -202,7 +212,7 @@ void max_pool_with_indices(const KernelCtx& c, const Tensor& x, const Tensor& ou
 
 void max_pool2d(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
-  decline_on_atlas_training(c, "aclnnMaxPool2dWithIndices");
+  decline_missing_on_atlas_training("aclnnMaxPool2dWithIndices");
   const Tensor indices = Tensor::empty(c.out_shape, DType::Int32, c.device);
   max_pool_with_indices(c, c.inputs[0], c.out, indices);
 }
@@ -210,7 +220,9 @@ void max_pool2d(KernelCtx& c) {
 // max_pool2d_grad(dout, x): the positions again (the forward's are not kept), then the scatter of dout.
 void max_pool2d_grad(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
-  decline_on_atlas_training(c, "aclnnMaxPool2dWithIndices");
+  // (CANN's MaxPool2dWithIndicesBackward takes FLOAT only: ops-nn aclnn_max_pool2d_with_indices_backward.cpp)
+  if (is_half(c.out_dtype)) decline(std::string(dtype_name(c.out_dtype)) + " is not supported by aclnnMaxPool2dWithIndicesBackward");
+  decline_missing_on_atlas_training("aclnnMaxPool2dWithIndices");
   const Tensor& dout = c.inputs[0];
   const Tensor& x = c.inputs[1];
   const Tensor pooled = Tensor::empty(dout.shape(), c.out_dtype, c.device);
@@ -229,6 +241,8 @@ void max_pool2d_grad(KernelCtx& c) {
 // the layer updates those with ops), aclnnBatchNorm in training mode without running tensors.
 void batch_norm(KernelCtx& c) {
   require_float(c, /*has_double=*/false);
+  // (its saved statistics are float32 here: a half call would mix dtypes; mixed precision keeps BatchNorm float32)
+  if (is_half(c.out_dtype)) decline(std::string(dtype_name(c.out_dtype)) + " batch norm");
   const Tensor& x = c.inputs[0];
   const int64_t channels = x.shape()[1];
   const Tensor save_mean = Tensor::empty({channels}, DType::Float32, c.device);

@@ -135,6 +135,57 @@ TEST(AscendOps, ElementwiseReductionsAndMatmulRunAsAclnnKernels) {
   EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
 }
 
+// float16 and bfloat16 run as aclnn kernels in the tensors' own dtype: the results are half, computed in float by
+// the fake and rounded once, within one half ulp or two of the CPU's (float32 arithmetic, rounded once).
+TEST(AscendOps, HalfTensorsRunAsAclnnKernelsInTheirDtype) {
+  use_fake();
+  const Device npu = Device::ascend();
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    const double tol = dt == DType::Float16 ? 2e-3 : 1.6e-2;
+    const Tensor a = randn({4, 5}, 1, dt), b = randn({5}, 2, dt), m = randn({5, 3}, 3, dt);
+    const Tensor x = randn({2, 3, 6, 6}, 4, dt), w = randn({4, 3, 3, 3}, 5, dt);
+    reset_fallback_counts();
+    const Tensor ad = a.to(npu), bd = b.to(npu), md = m.to(npu), xd = x.to(npu), wd = w.to(npu);
+    expect_close(ops::add(ad, bd), ops::add(a, b), tol);
+    expect_close(ops::mul(ad, bd), ops::mul(a, b), tol);
+    expect_close(ops::div(ad, bd), ops::div(a, b), tol);
+    expect_close(ops::exp(ad), ops::exp(a), tol);
+    expect_close(ops::tanh(ad), ops::tanh(a), tol);
+    expect_close(ops::relu(ad), ops::relu(a), tol);
+    expect_close(ops::sum(ad, {1}, true), ops::sum(a, {1}, true), tol);
+    expect_close(ops::matmul(ad, md), ops::matmul(a, m), tol);
+    expect_close(ops::softmax(ad, 1), ops::softmax(a, 1), tol);
+    expect_close(ops::conv2d(xd, wd), ops::conv2d(x, w), tol);
+    expect_close(ops::cast(ops::cast(ad, DType::Float32), dt), a, 0);
+    const Tensor y = ops::matmul(ad, md);
+    EXPECT_EQ(y.dtype(), dt);
+    EXPECT_EQ(y.device(), npu);
+    EXPECT_TRUE(fallback_counts().empty()) << dtype_name(dt) << ": " << fallback_counts().begin()->first;
+    // the gradient of a half function, on the NPU, is half
+    const Fn f = [](const std::vector<Tensor>& v) -> Value { return ops::sum(ops::tanh(ops::matmul(v[0], v[1]))); };
+    const Value g = grad(f, GradPosition({0, 1}))({ad, md}), g_cpu = grad(f, GradPosition({0, 1}))({a, m});
+    expect_close(g[0].tensor().to(Device::cpu()), g_cpu[0].tensor(), 2 * tol);
+    expect_close(g[1].tensor().to(Device::cpu()), g_cpu[1].tensor(), 2 * tol);
+  }
+}
+
+// The Atlas training series has no bfloat16 in any operator: bfloat16 calls run on the CPU (counted), float16 on
+// the NPU.
+TEST(AscendOps, BFloat16FallsBackToTheCpuOnTheAtlasTrainingSeries) {
+  use_fake();
+  setenv("FAKE_ASCEND_SOC", "Ascend910A", 1);
+  const Device npu = Device::ascend();
+  const Tensor h = randn({3, 4}, 6, DType::Float16), b = randn({3, 4}, 7, DType::BFloat16);
+  reset_fallback_counts();
+  expect_close(ops::exp(h.to(npu)), ops::exp(h), 2e-3);
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  const Tensor e = ops::exp(b.to(npu));
+  EXPECT_EQ(e.device(), npu);
+  expect_close(e, ops::exp(b), 1.6e-2);
+  EXPECT_EQ(fallback_counts().at("exp"), 1);
+  unsetenv("FAKE_ASCEND_SOC");
+}
+
 TEST(AscendOps, OpsWithoutAnNpuKernelFallBackToTheCpuAndAreCounted) {
   use_fake();
   reset_fallback_counts();

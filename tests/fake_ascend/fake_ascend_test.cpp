@@ -2355,12 +2355,12 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
   expect(GET_WS(AvgPool2dBackward, d({1, 1, 2, 2}), d({1, 1, 4, 4}), ia({2, 2}), ia({2, 2}), zero, false, true, 0, 0,
                 d({1, 1, 4, 4}), &ws, &ex),
          "aclnnAvgPool2dBackward: gradOutput dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
-  // FLOAT16 is CANN's, not the fake's
-  aclTensor* h = empty({2}, ACL_FLOAT16, 2);
-  EXPECT_EQ(GET_WS(Relu, h, h, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  // INT8 is CANN's, not the fake's
+  aclTensor* i8 = empty({2}, ACL_INT8, 1);
+  EXPECT_EQ(GET_WS(Relu, i8, i8, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(recent(),
-            "aclnnRelu: self dtype FLOAT16 is supported by CANN but not by the fake (the fake supports: "
-            "FLOAT, INT32, INT64)");
+            "aclnnRelu: self dtype INT8 is supported by CANN but not by the fake (the fake supports: "
+            "FLOAT, FLOAT16, BFLOAT16, INT32, INT64)");
   // while the other float operators take DOUBLE
   aclTensor* o = d({2, 3});
   ASSERT_EQ(RUN(Softmax, d({2, 3}), int64_t{1}, o), ACLNN_SUCCESS) << recent();
@@ -2371,6 +2371,60 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
   ASSERT_EQ(RUN(TanhBackward, d({2, 3}), tensor<double>({2, 3}, Vec(6, 0.5), ACL_DOUBLE), o), ACLNN_SUCCESS)
       << recent();
   EXPECT_EQ(get<double>(o)[0], 0.75);
+}
+
+// ================================ float16 and bfloat16 ================================
+
+// Bits of float16 / bfloat16 values worked out by hand from the formats (1 sign, 5 or 8 exponent, 10 or 7 fraction
+// bits): rounding to nearest with ties to even, subnormals, overflow to infinity.
+TEST_F(Fake, HalfDtypesRoundToNearestEvenOnce) {
+  const std::vector<float> in = {1.0f / 3, 65504.0f, 65520.0f, 1.5f * 0x1p-24f, 0x1p-25f, -0.0f, 1.0f + 0x1p-11f,
+                                 1.0f + 3 * 0x1p-11f, 1.0f + 0x1p-8f, 3e38f, -2.5f};
+  const std::vector<uint16_t> want_f16 = {0x3555, 0x7BFF, 0x7C00, 0x0002, 0x0000, 0x8000, 0x3C00,
+                                          0x3C02, 0x3C04, 0x7C00, 0xC100};
+  const std::vector<uint16_t> want_bf16 = {0x3EAB, 0x4780, 0x4780, 0x33C0, 0x3300, 0x8000, 0x3F80,
+                                           0x3F80, 0x3F80, 0x7F62, 0xC020};
+  const Shape shape{static_cast<int64_t>(in.size())};
+  aclTensor* x = tf(shape, in);
+  aclTensor* h = empty(shape, ACL_FLOAT16, 2);
+  aclTensor* b = empty(shape, ACL_BF16, 2);
+  ASSERT_EQ(RUN(Cast, x, ACL_FLOAT16, h), ACLNN_SUCCESS) << recent();
+  ASSERT_EQ(RUN(Cast, x, ACL_BF16, b), ACLNN_SUCCESS) << recent();
+  expect_same(get<uint16_t>(h), want_f16, "float16 bits");
+  expect_same(get<uint16_t>(b), want_bf16, "bfloat16 bits");
+  // every pattern that is not a NaN: widened and rounded back unchanged
+  for (aclDataType dt : {ACL_FLOAT16, ACL_BF16}) {
+    std::vector<uint16_t> all, kept;
+    for (uint32_t p = 0; p < 65536; ++p) {
+      const bool nan = dt == ACL_FLOAT16 ? (p & 0x7C00) == 0x7C00 && (p & 0x3FF) : (p & 0x7F80) == 0x7F80 && (p & 0x7F);
+      if (!nan) all.push_back(static_cast<uint16_t>(p));
+    }
+    const Shape n{static_cast<int64_t>(all.size())};
+    aclTensor* src = tensor(n, all, dt);
+    aclTensor* wide = ef(n);
+    aclTensor* back = empty(n, dt, 2);
+    ASSERT_EQ(RUN(Cast, src, ACL_FLOAT, wide), ACLNN_SUCCESS) << recent();
+    ASSERT_EQ(RUN(Cast, wide, dt, back), ACLNN_SUCCESS) << recent();
+    expect_same(get<uint16_t>(back), all, dt == ACL_FLOAT16 ? "float16 round trip" : "bfloat16 round trip");
+  }
+  // arithmetic in float, one rounding to the output: 1 + 2^-8 is a tie in bfloat16 (to even: 1)
+  aclTensor* one = tensor(Shape{1}, std::vector<uint16_t>{0x3F80}, ACL_BF16);
+  aclTensor* eps = tensor(Shape{1}, std::vector<uint16_t>{0x3B80}, ACL_BF16);  // 2^-8
+  aclTensor* sum = empty({1}, ACL_BF16, 2);
+  ASSERT_EQ(RUN(Add, one, eps, sf(1), sum), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint16_t>(sum)[0], 0x3F80);
+  ASSERT_EQ(RUN(Add, one, eps, sf(3), sum), ACLNN_SUCCESS) << recent();  // 1 + 3 * 2^-8 -> 1 + 2^-6 (tie, even)
+  EXPECT_EQ(get<uint16_t>(sum)[0], 0x3F82);
+  // Matmul keeps the inputs' half dtype; the two inputs must share it
+  aclTensor* a = tensor(Shape{1, 2}, std::vector<uint16_t>{0x3C00, 0x4000}, ACL_FLOAT16);  // [1, 2]
+  aclTensor* m = tensor(Shape{2, 1}, std::vector<uint16_t>{0x3800, 0x3400}, ACL_FLOAT16);  // [0.5, 0.25]
+  aclTensor* prod = empty({1, 1}, ACL_FLOAT16, 2);
+  ASSERT_EQ(RUN(Matmul, a, m, prod, int8_t{0}), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(get<uint16_t>(prod)[0], 0x3C00);  // 1
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  EXPECT_EQ(GET_WS(Matmul, a, tf({2, 1}, {1, 1}), prod, int8_t{0}, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(recent(), "aclnnMatmul: mat2 dtype FLOAT should be FLOAT16");
 }
 
 // ================================ SoC profiles ================================

@@ -116,6 +116,41 @@ void write_scratch(uint8_t* ws, uint64_t size, const void* data, size_t bytes) {
   for (uint64_t i = n; i < size; ++i) ws[i] = static_cast<uint8_t>(0xA5 ^ (i & 0xFF));
 }
 
+float half_value(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1F, mantissa = bits & 0x3FF;
+  const float sign = bits & 0x8000 ? -1.0f : 1.0f;
+  if (exponent == 0x1F) return mantissa ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);  // zero and subnormals
+  return sign * std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
+}
+
+uint16_t half_bits(float v) {
+  if (std::isnan(v)) return 0x7E00;
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const float a = std::fabs(round_to_half(v));  // a half value (or infinity)
+  if (std::isinf(a)) return sign | 0x7C00;
+  if (a < 6.103515625e-05f) return sign | static_cast<uint16_t>(a * 16777216.0f);  // subnormal: a multiple of 2^-24
+  int e = 0;
+  const float m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+  return sign | static_cast<uint16_t>((e + 14) << 10) | static_cast<uint16_t>((m * 2.0f - 1.0f) * 1024.0f);
+}
+
+float bf16_value(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;  // the upper half of a float32
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+uint16_t bf16_bits(float v) {
+  if (std::isnan(v)) return std::signbit(v) ? 0xFFC0 : 0x7FC0;
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  const uint32_t dropped = u & 0xFFFF, kept = u >> 16;
+  const bool up = dropped > 0x8000 || (dropped == 0x8000 && (kept & 1));  // to nearest, ties to even
+  return static_cast<uint16_t>(kept + (up ? 1 : 0));  // (a carry into the exponent is right; 0x7F80 is infinity)
+}
+
 float round_to_half(float f) {
   // Round to the nearest half (ties to even), overflow to infinity, then back: what USE_FP16 does to the inputs.
   if (std::isnan(f) || std::isinf(f)) return f;

@@ -41,6 +41,14 @@ struct TDesc {
 TDesc broadcast_view(const TDesc& d, const Shape& to);
 
 // ---- element conversions ----
+// FLOAT16 and BF16 elements: their values, and the bits of a float32 value rounded to nearest (ties to even),
+// overflowing to infinity. A kernel computes in double and stores through float32, as the device's vector unit
+// computes a half operator in float32 and rounds once to the output's dtype.
+float half_value(uint16_t bits);
+uint16_t half_bits(float v);
+float bf16_value(uint16_t bits);
+uint16_t bf16_bits(float v);
+
 template <class To, class From>
 To convert(From v) {
   if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
@@ -74,6 +82,12 @@ T read_as(const uint8_t* p, aclDataType dt) {
     case ACL_INT64: return read_one<T, int64_t>(p);
     case ACL_UINT64: return read_one<T, uint64_t>(p);
     case ACL_BOOL: return static_cast<T>(*p != 0);
+    case ACL_FLOAT16:
+    case ACL_BF16: {
+      uint16_t b;
+      std::memcpy(&b, p, sizeof b);
+      return convert<T>(dt == ACL_FLOAT16 ? half_value(b) : bf16_value(b));
+    }
     default: return T{};
   }
 }
@@ -98,6 +112,13 @@ void write_as(uint8_t* p, aclDataType dt, T v) {
     case ACL_INT64: write_one<int64_t>(p, v); break;
     case ACL_UINT64: write_one<uint64_t>(p, v); break;
     case ACL_BOOL: *p = v != T(0) ? 1 : 0; break;
+    case ACL_FLOAT16:
+    case ACL_BF16: {
+      const float f = static_cast<float>(v);
+      const uint16_t b = dt == ACL_FLOAT16 ? half_bits(f) : bf16_bits(f);
+      std::memcpy(p, &b, sizeof b);
+      break;
+    }
     default: break;
   }
 }

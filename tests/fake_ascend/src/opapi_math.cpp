@@ -9,12 +9,14 @@ namespace fake_ascend {
 namespace {
 
 #define FA_ARITH_TYPES \
-  { ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64, ACL_BOOL }
+  { ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64, ACL_BOOL }
 #define FA_FLOAT_TYPES \
-  { ACL_FLOAT, ACL_DOUBLE }
+  { ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE }
+#define FA_SINGLE_TYPES \
+  { ACL_FLOAT, ACL_FLOAT16, ACL_BF16 }
 #define FA_ALL_TYPES                                                                                                 \
   {                                                                                                                  \
-    ACL_FLOAT, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16, ACL_INT32, ACL_UINT32, ACL_INT64, ACL_UINT64, \
+    ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16, ACL_INT32, ACL_UINT32, ACL_INT64, ACL_UINT64, \
         ACL_BOOL                                                                                                     \
   }
 
@@ -212,7 +214,7 @@ aclnnStatus gelu_v2(const aclTensor* x, int64_t approximate, aclTensor* y, uint6
   TDesc a, o;
   op.tensor(x, "x", &a, false);
   op.tensor(y, "y", &o, true);
-  op.dtype("x", a.dtype, {ACL_FLOAT});
+  op.dtype("x", a.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   op.check(approximate == 0 || approximate == 1,
            "approximate " + std::to_string(approximate) + " is not 0 (none: the erf form) or 1 (tanh)");
   op.shape_is("y", o, a.shape);
@@ -231,7 +233,7 @@ aclnnStatus softplus(const aclTensor* self, const aclScalar* beta_s, const aclSc
   op.scalar(beta_s, "beta", &beta);
   op.scalar(threshold_s, "threshold", &threshold);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT});
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   op.shape_is("out", o, a.shape);
   op.dtype_is("out", o, a.dtype);
   if (op.status()) return op.status();
@@ -301,7 +303,7 @@ aclnnStatus clamp(const aclTensor* self, const aclScalar* min_s, const aclScalar
     op.fail(ACLNN_ERR_PARAM_NULLPTR, "clipValueMin and clipValueMax are both nullptr");
   }
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64});
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64});
   const auto integral = [&](bool given, const ScalarValue& v, const char* name) {
     if (!given || is_floating(a.dtype) || !v.floating) return;
     op.check(v.f == std::trunc(v.f), std::string(name) + " " + std::to_string(v.f) + " must be an integer for " +
@@ -336,7 +338,7 @@ aclnnStatus clamp(const aclTensor* self, const aclScalar* min_s, const aclScalar
 // ---- two tensors, broadcast: maximum/minimum, comparisons, where ----
 
 #define FA_MINMAX_TYPES \
-  { ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64 }
+  { ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64 }
 
 enum class Pair { Max, Min, Eq, Ne, Gt, Ge, Lt, Le };
 
@@ -652,7 +654,7 @@ aclnnStatus log_sum_exp(const aclTensor* self, const aclIntArray* dim, bool keep
   op.tensor(self, "self", &a, false);
   op.int_array(dim, "dim", &dims);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT});
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   if (op.status()) return op.status();
   std::vector<bool> reduced;
   Shape shape;
@@ -686,7 +688,7 @@ aclnnStatus variance(const char* name, bool root, const aclTensor* self, const a
   op.tensor(self, "self", &a, false);
   op.int_array(dim, "dim", &dims);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT});
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   if (op.status()) return op.status();
   std::vector<bool> reduced;
   Shape shape;
@@ -806,7 +808,7 @@ FA_EXPORT aclnnStatus aclnnPowTensorScalarGetWorkspaceSize(const aclTensor* self
 
 FA_EXPORT aclnnStatus aclnnNegGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                aclOpExecutor** ex) {
-  return unary("aclnnNeg", Un::Neg, self, out, {ACL_FLOAT, ACL_DOUBLE, ACL_INT32, ACL_INT64}, ws, ex);
+  return unary("aclnnNeg", Un::Neg, self, out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT32, ACL_INT64}, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnExpGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                aclOpExecutor** ex) {
@@ -822,7 +824,7 @@ FA_EXPORT aclnnStatus aclnnSqrtGetWorkspaceSize(const aclTensor* self, aclTensor
 }
 FA_EXPORT aclnnStatus aclnnTanhGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
-  return unary("aclnnTanh", Un::Tanh, self, out, {ACL_FLOAT}, ws, ex);
+  return unary("aclnnTanh", Un::Tanh, self, out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, ws, ex);
 }
 FA_EXPORT aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                    aclOpExecutor** ex) {
@@ -830,7 +832,7 @@ FA_EXPORT aclnnStatus aclnnSigmoidGetWorkspaceSize(const aclTensor* self, aclTen
 }
 FA_EXPORT aclnnStatus aclnnReluGetWorkspaceSize(const aclTensor* self, aclTensor* out, uint64_t* ws,
                                                 aclOpExecutor** ex) {
-  return unary("aclnnRelu", Un::Relu, self, out, {ACL_FLOAT, ACL_INT32, ACL_INT64}, ws, ex);
+  return unary("aclnnRelu", Un::Relu, self, out, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32, ACL_INT64}, ws, ex);
 }
 
 FA_EXPORT aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor* self, const aclIntArray* dim, bool keepDim,
@@ -907,8 +909,8 @@ FA_EXPORT aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const a
   op.tensor(self, "self", &a, false);
   op.tensor(mat2, "mat2", &b, false);
   op.tensor(out, "out", &o, true);
-  op.dtype("self", a.dtype, {ACL_FLOAT});
-  op.dtype("mat2", b.dtype, {ACL_FLOAT});
+  op.dtype("self", a.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+  op.dtype("mat2", b.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   if (!op.cube_math_type(cubeMathType, a.dtype)) return op.status();
   if (!op.check(a.ndim() >= 1 && b.ndim() >= 1, "self " + shape_str(a.shape) + " and mat2 " + shape_str(b.shape) +
                                                     " must have at least one dimension each")) {
@@ -932,7 +934,8 @@ FA_EXPORT aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const a
   if (a.ndim() > 1) shape.push_back(n);
   if (b.ndim() > 1) shape.push_back(m);
   op.shape_is("out", o, shape);
-  op.dtype_is("out", o, ACL_FLOAT);
+  op.dtype_is("mat2", b, a.dtype);
+  op.dtype_is("out", o, a.dtype);
   if (op.status()) return op.status();
   TDesc a2 = a, b2 = b;
   if (a.ndim() == 1) {
@@ -989,8 +992,8 @@ FA_UNARY_OP(Expm1, Un::Expm1, FA_FLOAT_TYPES)
 FA_UNARY_OP(Floor, Un::Floor, FA_FLOAT_TYPES)
 FA_UNARY_OP(Ceil, Un::Ceil, FA_FLOAT_TYPES)
 FA_UNARY_OP(Round, Un::Round, FA_MINMAX_TYPES)
-FA_UNARY_OP(Gelu, Un::GeluTanh, {ACL_FLOAT})  // CANN documents the tanh form for aclnnGelu
-FA_UNARY_OP(Silu, Un::Silu, {ACL_FLOAT})
+FA_UNARY_OP(Gelu, Un::GeluTanh, FA_SINGLE_TYPES)  // CANN documents the tanh form for aclnnGelu
+FA_UNARY_OP(Silu, Un::Silu, FA_SINGLE_TYPES)
 FA_UNARY_OP(Tan, Un::Tan, FA_FLOAT_TYPES)
 #undef FA_UNARY_OP
 
@@ -1112,8 +1115,8 @@ FA_EXPORT aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* gr
   op.tensor(self, "self", &x, false);
   op.scalar(threshold, "threshold", &t);
   op.tensor(gradInput, "gradInput", &gi, true);
-  op.dtype("gradOutput", g.dtype, {ACL_FLOAT, ACL_INT32});
-  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_INT32});
+  op.dtype("gradOutput", g.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32});
+  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32});
   op.shape_is("gradOutput", g, x.shape);
   const aclDataType r = promote(g.dtype, x.dtype);
   op.shape_is("gradInput", gi, x.shape);

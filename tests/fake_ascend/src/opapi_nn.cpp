@@ -9,7 +9,7 @@ namespace fake_ascend {
 namespace {
 
 #define FA_FLOAT_TYPES \
-  { ACL_FLOAT, ACL_DOUBLE }
+  { ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE }
 
 // ---- softmax ----
 
@@ -147,8 +147,9 @@ struct ConvGeom {
 bool conv_geometry(Op& op, const TDesc& in, const TDesc& wt, const std::vector<int64_t>& stride,
                    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool transposed,
                    int64_t groups, int8_t cube, ConvGeom* g) {
-  op.dtype("input", in.dtype, {ACL_FLOAT});
-  op.dtype("weight", wt.dtype, {ACL_FLOAT});
+  op.dtype("input", in.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+  op.dtype("weight", wt.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+  op.dtype_is("weight", wt, in.dtype);
   op.check(!transposed, "transposed convolution is not supported by the fake (transposed must be false)");
   op.cube_math_type(cube, in.dtype);
   op.check(in.ndim() == 4,
@@ -239,7 +240,7 @@ int64_t pool_out(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ce
 bool pool_geometry(Op& op, const TDesc& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
                    const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, bool ceil, PoolGeom* g,
                    const std::string& stride_name = "stride", const std::string& padding_name = "padding") {
-  op.dtype("self", x.dtype, {ACL_FLOAT});
+  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   op.check(x.ndim() == 3 || x.ndim() == 4, "self must be [C, H, W] or [N, C, H, W], not " + shape_str(x.shape));
   op.check(kernel.size() == 1 || kernel.size() == 2, "kernelSize " + shape_str(kernel) + " must have 1 or 2 entries");
   op.check(stride.size() <= 2, stride_name + " " + shape_str(stride) + " must have 0, 1 or 2 entries");
@@ -471,10 +472,10 @@ FA_EXPORT aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, c
   }
   if (b.present) {
     op.shape_is("bias", b, Shape{g.cout});
-    op.dtype_is("bias", b, ACL_FLOAT);
+    op.dtype_is("bias", b, x.dtype);
   }
   op.shape_is("output", o, Shape{g.n, g.cout, g.ho, g.wo});
-  op.dtype_is("output", o, ACL_FLOAT);
+  op.dtype_is("output", o, x.dtype);
   if (op.status()) return op.status();
   return op.finish(1024 + static_cast<uint64_t>(o.numel()) * 4, [=](uint8_t* wsp, uint64_t wn) {
     const std::vector<double> xv = load<double>(x), wv = load<double>(wt);
@@ -516,19 +517,20 @@ FA_EXPORT aclnnStatus aclnnConvolutionBackwardGetWorkspaceSize(
   if (op.status() || !conv_geometry(op, x, wt, st, pad, dil, transposed, groups, cubeMathType, &g)) {
     return op.status();
   }
-  op.dtype("gradOutput", go.dtype, {ACL_FLOAT});
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   op.shape_is("gradOutput", go, Shape{g.n, g.cout, g.ho, g.wo});
+  op.dtype_is("gradOutput", go, x.dtype);
   if (mask[0]) {
     op.shape_is("gradInput", gi, x.shape);
-    op.dtype_is("gradInput", gi, ACL_FLOAT);
+    op.dtype_is("gradInput", gi, go.dtype);
   }
   if (mask[1]) {
     op.shape_is("gradWeight", gw, wt.shape);
-    op.dtype_is("gradWeight", gw, ACL_FLOAT);
+    op.dtype_is("gradWeight", gw, go.dtype);
   }
   if (mask[2]) {
     op.shape_is("gradBias", gb, Shape{g.cout});
-    op.dtype_is("gradBias", gb, ACL_FLOAT);
+    op.dtype_is("gradBias", gb, go.dtype);
     op.check(biasSizes == nullptr || bsz == Shape{g.cout},
              "biasSizes " + shape_str(bsz) + " should be " + shape_str({g.cout}));
   }
@@ -571,7 +573,7 @@ FA_EXPORT aclnnStatus aclnnMaxPool2dWithIndicesGetWorkspaceSize(const aclTensor*
   if (op.status() || !pool_geometry(op, x, k, st, pad, dil, ceilMode, &g)) return op.status();
   const Shape os = pool_out_shape(x, g);
   op.shape_is("out", o, os);
-  op.dtype_is("out", o, ACL_FLOAT);
+  op.dtype_is("out", o, x.dtype);
   op.shape_is("indices", ind, os);
   op.dtype("indices", ind.dtype, {ACL_INT32, ACL_INT64});
   if (op.status()) return op.status();
@@ -627,12 +629,12 @@ FA_EXPORT aclnnStatus aclnnMaxPool2dWithIndicesBackwardGetWorkspaceSize(
   op.tensor(gradInput, "gradInput", &gi, true);
   if (op.status() || !pool_geometry(op, x, k, st, pad, dil, ceilMode, &g)) return op.status();
   const Shape os = pool_out_shape(x, g);
-  op.dtype("gradOutput", go.dtype, {ACL_FLOAT});
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   op.shape_is("gradOutput", go, os);
   op.shape_is("indices", ind, os);
   op.dtype("indices", ind.dtype, {ACL_INT32, ACL_INT64});
   op.shape_is("gradInput", gi, x.shape);
-  op.dtype_is("gradInput", gi, ACL_FLOAT);
+  op.dtype_is("gradInput", gi, go.dtype);
   if (op.status()) return op.status();
   return op.finish(0, [=](uint8_t*, uint64_t) {
     const std::vector<double> gv = load<double>(go);
@@ -750,7 +752,7 @@ FA_EXPORT aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor* input, con
   op.tensor(out, "out", &o, true);
   op.tensor(meanOutOptional, "meanOutOptional", &m, true, true);
   op.tensor(rstdOutOptional, "rstdOutOptional", &r, true, true);
-  op.dtype("input", x.dtype, {ACL_FLOAT});
+  op.dtype("input", x.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   if (op.status()) return op.status();
   const size_t k = norm.size(), rank = x.ndim();
   if (!op.check(k >= 1 && k <= rank && Shape(x.shape.end() - k, x.shape.end()) == norm,
@@ -899,7 +901,7 @@ FA_EXPORT aclnnStatus aclnnAvgPool2dGetWorkspaceSize(const aclTensor* self, cons
     return op.status();
   }
   op.shape_is("out", o, pool_out_shape(x, g));
-  op.dtype_is("out", o, ACL_FLOAT);
+  op.dtype_is("out", o, x.dtype);
   if (op.status()) return op.status();
   const bool include_pad = countIncludePad, fp16 = cubeMathType == 2;
   const int64_t divisor = divisorOverride;
@@ -937,14 +939,14 @@ FA_EXPORT aclnnStatus aclnnAvgPool2dBackwardGetWorkspaceSize(const aclTensor* gr
   op.int_array(stride, "stride", &st);
   op.int_array(padding, "padding", &pad);
   op.tensor(gradInput, "gradInput", &gi, true);
-  op.dtype("gradOutput", go.dtype, {ACL_FLOAT});
+  op.dtype("gradOutput", go.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   if (op.status() ||
       !avg_pool_checks(op, x, k, st, pad, ceilMode, divisorOverride, cubeMathType, &g, "stride", "padding")) {
     return op.status();
   }
   op.shape_is("gradOutput", go, pool_out_shape(x, g));
   op.shape_is("gradInput", gi, x.shape);
-  op.dtype_is("gradInput", gi, ACL_FLOAT);
+  op.dtype_is("gradInput", gi, go.dtype);
   if (op.status()) return op.status();
   const bool include_pad = countIncludePad, fp16 = cubeMathType == 2;
   const int64_t divisor = divisorOverride;

@@ -8,10 +8,10 @@
 namespace fake_ascend {
 namespace {
 
-#define FA_ALL_TYPES                                                                                                 \
-  {                                                                                                                  \
-    ACL_FLOAT, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16, ACL_INT32, ACL_UINT32, ACL_INT64, ACL_UINT64, \
-        ACL_BOOL                                                                                                     \
+#define FA_ALL_TYPES                                                                                      \
+  {                                                                                                       \
+    ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE, ACL_INT8, ACL_UINT8, ACL_INT16, ACL_UINT16, ACL_INT32, \
+        ACL_UINT32, ACL_INT64, ACL_UINT64, ACL_BOOL                                                       \
   }
 
 // torch.expand: `size` may add leading dimensions (which must be given); -1 keeps a dimension of self; a dimension
