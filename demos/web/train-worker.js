@@ -1,5 +1,6 @@
 // Trains a classifier with bprop off the page's main thread: a small MLP on 2-D toy data (spiral, circles, xor),
-// or on the bundled Fashion-MNIST subset (784 pixels in, 10 classes, minibatches, held-out test accuracy).
+// or on the bundled Fashion-MNIST subset (784 pixels in, 10 classes, minibatches, held-out test accuracy), in
+// float32 or with O2 mixed precision (bfloat16, or float16 with a dynamic loss scale).
 // Messages in: {type: 'start', config} | {type: 'pause'} | {type: 'resume'}.
 // Messages out: {type: 'ready'} | {type: 'data', kind: 'points' | 'images', ...} | {type: 'progress', ...} |
 // {type: 'error', message}; data, progress and error carry the id of the config they belong to, so the page can
@@ -37,12 +38,35 @@ function makeOptimizer(name, params, lr) {
 
 /**
  * MindSpore's TrainOneStepCell around WithLossCell: softmax cross-entropy, its gradients, the update; in graph mode
- * the whole step jitted (one graph, one call into the module per step).
+ * the whole step jitted (one graph, one call into the module per step). With config.precision float16 or bfloat16
+ * the network runs under O2 mixed precision (float32 weights, outputs and loss); float16 scales the loss
+ * dynamically (TrainOneStepWithLossScaleCell) and skips the steps whose gradients overflow.
+ * Returns { train(x, y) -> loss of one step, stats() -> progress fields, dispose() }.
  */
 function makeStep(net, config) {
+  const precision = config.precision ?? 'float32';
+  if (precision !== 'float32') bp.amp.autoMixedPrecision(net, 'O2', precision);
   const optimizer = makeOptimizer(config.optimizer, net.trainableParams(), config.lr);
-  const cell = new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);
-  return config.mode === 'graph' ? bp.jit(cell) : cell;
+  const withLoss = new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss());
+  const scaler = precision === 'float16' ? new bp.amp.DynamicLossScaler() : null;
+  const cell = scaler
+    ? new bp.nn.TrainOneStepWithLossScaleCell(withLoss, optimizer, scaler)
+    : new bp.nn.TrainOneStepCell(withLoss, optimizer);
+  const step = config.mode === 'graph' ? bp.jit(cell) : cell;
+  let skipped = 0;
+  return {
+    train: (x, y) =>
+      bp.tidy(() => {
+        if (!scaler) return step(x, y).item();
+        const [loss, overflow] = step(x, y);
+        if (overflow.item()) skipped++;
+        return loss.item();
+      }),
+    stats: () => ({ precision, ...(scaler ? { lossScale: scaler.currentScale, skipped } : {}) }),
+    dispose: () => {
+      if (config.mode === 'graph') step.dispose();  // the jitted step's graphs
+    },
+  };
 }
 
 /** A task: dataMessage, train() -> loss of one step, evaluate() -> progress fields, dispose(). */
@@ -63,7 +87,7 @@ function toyTask(config) {
   const g = bp.keep(bp.tensor(grid, { shape: [GRID * GRID, 2] }));
   return {
     dataMessage: { type: 'data', kind: 'points', points: data.pts, labels: data.labels },
-    train: () => bp.tidy(() => step(x, y).item()),
+    train: () => step.train(x, y),
     evaluate: () =>
       bp.tidy(() => {
         net.setTrain(false);
@@ -74,11 +98,11 @@ function toyTask(config) {
         const boundary = new Float32Array(GRID * GRID);
         for (let i = 0; i < boundary.length; i++) boundary[i] = p[i * 2 + 1];
         net.setTrain(true);
-        return { acc: ok / pred.length, boundary, grid: GRID };
+        return { acc: ok / pred.length, boundary, grid: GRID, ...step.stats() };
       }),
     dispose: () => {
       for (const t of [x, y, g]) t.dispose();
-      if (config.mode === 'graph') step.dispose();  // the jitted step's graphs
+      step.dispose();
     },
   };
 }
@@ -155,7 +179,7 @@ function fashionTask(config, d) {
     },
     train: () => {
       nextBatch();
-      return bp.tidy(() => step(bp.tensor(xb, { shape: [batch, px] }), bp.tensor(yb, { shape: [batch] })).item());
+      return bp.tidy(() => step.train(bp.tensor(xb, { shape: [batch, px] }), bp.tensor(yb, { shape: [batch] })));
     },
     evaluate: () =>
       bp.tidy(() => {
@@ -173,12 +197,13 @@ function fashionTask(config, d) {
           epoch,
           preds: test.labels.slice(0, shown),
           confidence: test.confidence.slice(0, shown),
+          ...step.stats(),
         };
       }),
     dispose: () => {
       xTrain.dispose();
       xTest.dispose();
-      if (config.mode === 'graph') step.dispose();  // the jitted step's graphs
+      step.dispose();
     },
   };
 }
@@ -227,6 +252,7 @@ async function start(config) {
         stepsPerSec: (cur.steps / cur.trainMs) * 1000,
         elapsedMs: performance.now() - cur.started,
         ...cur.task.evaluate(),
+        tensors: bp.memory().tensors, // live tensors in the heap: flat from one tick to the next
       });
       cur.pending = true;
       setTimeout(cur.tick, 0);

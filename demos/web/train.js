@@ -19,6 +19,7 @@ const DOCS = {
     'and 200 held-out test images, 28×28 grey levels, 10 classes. Minibatches of 100; the accuracy is on the test images, ' +
     'which the network never trains on.',
 };
+const PRECISION = { float32: 'float32', bfloat16: 'O2 bfloat16', float16: 'O2 float16' };
 let worker = null;
 let runId = 0;
 let data = null;
@@ -34,6 +35,7 @@ function config() {
     optimizer: $('optimizer').value,
     lr: Number($('lr').value),
     mode: $('mode').value,
+    precision: $('precision').value,
     n: 300,
     seed: 1,
   };
@@ -50,12 +52,38 @@ function layersCode(c, inputs, classes, last) {
   return layers.join('\n');
 }
 
+function ampCode(c) {
+  if (c.precision === 'float32') return '';
+  return `// O2 mixed precision (MindSpore's amp.auto_mixed_precision): the layers compute in ${c.precision}; the weights
+// (the optimizer's float32 master copy), the logits and the loss stay float32.
+bp.amp.autoMixedPrecision(net, 'O2', '${c.precision}');
+`;
+}
+
+function trainCellCode(c) {
+  const name = c.mode === 'graph' ? 'const cell' : 'const step';
+  const withLoss = 'new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss())';
+  if (c.precision !== 'float16') {
+    return `// MindSpore's TrainOneStepCell: the loss (softmax cross-entropy of the logits), its gradients w.r.t. the
+// parameters (the backward pass: each op's bprop, chained back from the loss) and the optimizer update.
+${name} = new bp.nn.TrainOneStepCell(${withLoss}, optimizer);`;
+  }
+  return `// float16 flushes small gradients to zero: the loss is scaled before the backward and the gradients unscaled
+// after (MindSpore's DynamicLossScaler: 65536, halved on an overflow, doubled after 1000 finite steps); a step
+// whose gradients overflow is skipped. Each step returns [loss, overflow, the scale it used].
+const scaler = new bp.amp.DynamicLossScaler();
+${name} = new bp.nn.TrainOneStepWithLossScaleCell(${withLoss}, optimizer, scaler);`;
+}
+
+/** The loss of one step as the code shows it. */
+function lossCode(c, args) {
+  return c.precision === 'float16' ? `step(${args})[0].item()` : `step(${args}).item()`;
+}
+
 function optimizerCode(c) {
   const opt = { adam: 'Adam', adamw: 'AdamW', sgd: 'SGD' }[c.optimizer];
-  return `const optimizer = new bp.optim.${opt}(net.trainableParams(), { learningRate: ${c.lr}${c.optimizer === 'sgd' ? ', momentum: 0.9' : ''} });
-// MindSpore's TrainOneStepCell: the loss (softmax cross-entropy of the logits), its gradients w.r.t. the
-// parameters (the backward pass: each op's bprop, chained back from the loss) and the optimizer update.
-${c.mode === 'graph' ? 'const cell' : 'const step'} = new bp.nn.TrainOneStepCell(new bp.nn.WithLossCell(net, new bp.nn.CrossEntropyLoss()), optimizer);${
+  return `${ampCode(c)}const optimizer = new bp.optim.${opt}(net.trainableParams(), { learningRate: ${c.lr}${c.optimizer === 'sgd' ? ', momentum: 0.9' : ''} });
+${trainCellCode(c)}${
     c.mode === 'graph'
       ? `
 // Graph mode: the whole step (forward, backward, update) traced once into one optimised graph and replayed,
@@ -80,7 +108,7 @@ ${layersCode(c, 784, 10, '  // the logits of the 10 classes')}
 ${optimizerCode(c)}
 for (;;) {
   nextBatch(xb, yb);                            // 100 training images; reshuffled every epoch
-  bp.tidy(() => step(bp.tensor(xb, { shape: [100, 784] }), bp.tensor(yb, { shape: [100] })).item());
+  bp.tidy(() => ${lossCode(c, "bp.tensor(xb, { shape: [100, 784] }), bp.tensor(yb, { shape: [100] })")});
 }
 // Every 60 ms, the held-out accuracy and the predictions shown on the left (argmax of each row):
 net.setTrain(false);
@@ -95,7 +123,7 @@ ${layersCode(c, 2, 2, '')}
 ${optimizerCode(c)}
 const x = bp.tensor(points, { shape: [${c.n}, 2] });   // the ${c.dataset} data
 const y = bp.tensor(labels, { shape: [${c.n}] });      // int32 class ids
-for (;;) bp.tidy(() => step(x, y).item());             // the loss before each update`;
+${`for (;;) bp.tidy(() => ${lossCode(c, 'x, y')});`.padEnd(51)} // the loss before each update`;
 }
 
 function series(kind) {
@@ -124,9 +152,13 @@ function restart() {
   $('stat-loss').textContent = 'loss —';
   $('stat-acc').textContent = fashion ? 'test accuracy —' : 'accuracy —';
   $('stat-speed').textContent = '— steps/s';
+  $('stat-precision').textContent = precisionText(c.precision, {});
+  document.body.dataset.precision = c.precision;
   $('fgrid').replaceChildren();
   curves.setData([], []);
-  $('status').textContent = fashion ? 'loading data/fashion-subset.bin in the worker' : `training on the ${c.dataset} data in the worker`;
+  $('status').textContent = fashion
+    ? 'loading data/fashion-subset.bin in the worker'
+    : `training on the ${c.dataset} data in the worker${precisionNote(c.precision)}`;
   $('status').className = '';
   $('code').textContent = codeFor(c);
   drawBoundary(null, 1);
@@ -215,6 +247,16 @@ function updateGrid(m) {
   }
 }
 
+/** The precision in use; for float16 the current loss scale and the steps skipped on an overflow. */
+function precisionText(precision, m) {
+  if (precision !== 'float16') return PRECISION[precision];
+  return `${PRECISION[precision]}, loss scale ${m.lossScale ?? '—'}, ${m.skipped ?? 0} steps skipped`;
+}
+
+function precisionNote(precision) {
+  return precision === 'float32' ? '' : ` (${PRECISION[precision]} mixed precision)`;
+}
+
 function pct(v) {
   return `${(v * 100).toFixed(1)}%`;
 }
@@ -248,8 +290,11 @@ function onProgress(m) {
     ? `test accuracy ${pct(m.acc)} (training ${pct(m.trainAcc)})`
     : `accuracy ${pct(m.acc)}`;
   $('stat-speed').textContent = `${m.stepsPerSec.toFixed(0)} steps/s`;
+  $('stat-precision').textContent = precisionText(m.precision, m);
   document.body.dataset.accuracy = String(m.acc);
   document.body.dataset.steps = String(m.steps);
+  document.body.dataset.loss = String(m.loss);
+  document.body.dataset.tensors = String(m.tensors);
   if (fashion) updateGrid(m);
   else drawBoundary(m.boundary, m.grid);
   const ys = { loss: history.loss, accuracy: history.acc, 'test accuracy': history.acc, 'training accuracy': history.trainAcc };
@@ -269,7 +314,9 @@ function onMessage(ev) {
     data = m;
     if (m.kind === 'images') {
       buildGrid(m);
-      $('status').textContent = `data/fashion-subset.bin: ${m.nTrain} training and ${m.nTest} test images of ${m.rows}×${m.cols}`;
+      $('status').textContent =
+        `data/fashion-subset.bin: ${m.nTrain} training and ${m.nTest} test images of ${m.rows}×${m.cols}` +
+        precisionNote(document.body.dataset.precision);
       $('status').className = '';
     } else {
       drawBoundary(null, 1);
@@ -290,7 +337,7 @@ worker.onerror = (e) => {
   $('status').className = 'error';
 };
 $('restart').addEventListener('click', restart);
-for (const id of ['dataset', 'hidden', 'activation', 'optimizer', 'lr', 'mode']) $(id).addEventListener('change', restart);
+for (const id of ['dataset', 'hidden', 'activation', 'optimizer', 'lr', 'mode', 'precision']) $(id).addEventListener('change', restart);
 $('pause').addEventListener('click', () => {
   paused = !paused;
   worker.postMessage({ type: paused ? 'pause' : 'resume' });

@@ -1,5 +1,6 @@
 // The training page in headless Chromium (see harness.mjs): training runs in a Web Worker and reaches a set
-// accuracy on the spiral, and a set held-out test accuracy on the bundled Fashion-MNIST subset, within a bounded time.
+// accuracy on the spiral, and a set held-out test accuracy on the bundled Fashion-MNIST subset, within a bounded time;
+// with O2 mixed precision (bfloat16, float16 with a dynamic loss scale) the loss goes down and the heap stays flat.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { browserSuite, screenshot, waitReady } from './harness.mjs';
@@ -104,6 +105,64 @@ test(`train: Fashion-MNIST reaches ${FASHION_TARGET * 100}% held-out accuracy wi
   await page.waitForFunction(() => document.body.dataset.dataset === 'xor' && Number(document.body.dataset.steps) > 0);
   assert.equal(await page.$eval('#toy-view', (e) => e.hidden), false);
   assert.equal(await page.$eval('#fashion-view', (e) => e.hidden), true);
+  assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
+  await context.close();
+});
+
+/**
+ * Runs the page's current settings for `steps` steps at least: { first, last } progress samples of the run
+ * (steps, mean loss of a tick, live tensors in the worker's heap), taken as early and as late as the polling sees.
+ */
+async function sampleRun(page, precision, steps, problems) {
+  const sample = () => page.evaluate(() => ({ ...document.body.dataset }));
+  const wait = (min) =>
+    page
+      .waitForFunction(
+        ([p, n]) => document.body.dataset.precision === p && Number(document.body.dataset.steps) >= n,
+        [precision, min],
+        { timeout: 30_000, polling: 10 },
+      )
+      .catch(async (e) => {
+        throw new Error(`${precision}: ${JSON.stringify(await sample())}: ${e.message}\n${problems.join('\n')}`);
+      });
+  await wait(1);
+  const first = await sample();
+  await wait(Number(first.steps) + steps);
+  return { first, last: await sample() };
+}
+
+test('train: O2 bfloat16 and O2 float16 with a dynamic loss scale train the spiral, eager and in graph mode', { skip, timeout: 120_000 }, async (t) => {
+  const { page, problems, context } = await suite.open('train.html');
+  await waitReady(page, problems);
+  assert.equal(await page.$eval('#precision', (s) => s.value), 'float32');
+  assert.equal(await page.$eval('#stat-precision', (e) => e.textContent), 'float32');
+  for (const [precision, mode] of [['bfloat16', 'pynative'], ['float16', 'pynative'], ['float16', 'graph']]) {
+    await page.selectOption('#mode', mode);
+    await page.selectOption('#precision', precision);
+    const { first, last } = await sampleRun(page, precision, 200, problems);
+    const [l0, l1] = [Number(first.loss), Number(last.loss)];
+    assert.ok(Number.isFinite(l0) && Number.isFinite(l1), `${precision} ${mode}: losses ${l0}, ${l1}`);
+    assert.ok(l1 < 0.7 * l0, `${precision} ${mode}: the loss goes down (${l0} at step ${first.steps}, ${l1} at step ${last.steps})`);
+    // The step frees what it makes: no more live tensors after 200 steps than after the first tick (fewer once
+    // the collector frees the replaced run's weights).
+    assert.ok(Number(last.tensors) <= Number(first.tensors), `${precision} ${mode}: ${first.tensors} then ${last.tensors} live tensors`);
+    const stat = await page.$eval('#stat-precision', (e) => e.textContent);
+    const code = await page.$eval('#code', (e) => e.textContent);
+    assert.ok(code.includes(`bp.amp.autoMixedPrecision(net, 'O2', '${precision}');`), code);
+    assert.equal(code.includes('const step = bp.jit(cell);'), mode === 'graph');
+    assert.match(await page.$eval('#status', (e) => e.textContent), new RegExp(`\\(O2 ${precision} mixed precision\\)$`));
+    if (precision === 'float16') {
+      assert.match(stat, /^O2 float16, loss scale \d+, \d+ steps skipped$/);
+      assert.ok(Number(/loss scale (\d+)/.exec(stat)[1]) >= 1, stat);
+      assert.match(code, /new bp\.nn\.TrainOneStepWithLossScaleCell\(.*, optimizer, scaler\);/);
+    } else {
+      assert.equal(stat, 'O2 bfloat16');
+      assert.doesNotMatch(code, /LossScale/);
+    }
+    t.diagnostic(`${precision} ${mode}: loss ${l0.toFixed(4)} at step ${first.steps}, ${l1.toFixed(4)} at step ${last.steps}; ${stat}; ${await page.$eval('#stat-speed', (e) => e.textContent)}`);
+  }
+  await page.click('#pause');
+  await screenshot(page, 'train-amp');
   assert.deepEqual(problems, [], 'no console errors, page errors or failed requests');
   await context.close();
 });
