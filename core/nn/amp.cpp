@@ -1,5 +1,6 @@
 #include "bprop/amp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -92,6 +93,54 @@ std::vector<Tensor> LossScaler::unscale(const std::vector<Tensor>& grads) const 
 }
 
 double LossScaler::current_scale() const { return scale_value_.item(); }
+
+namespace {
+
+// The keys of `state` are exactly `keys` (ValueError naming the first one missing or unknown).
+void expect_keys(const std::map<std::string, double>& state, const std::vector<std::string>& keys,
+                 const std::string& scaler) {
+  for (const std::string& k : keys) {
+    if (!state.count(k)) throw ValueError("For '" + scaler + ".load_state', the state has no '" + k + "'");
+  }
+  for (const auto& [k, v] : state) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+      throw ValueError("For '" + scaler + ".load_state', '" + k + "' is not part of its state");
+    }
+  }
+}
+
+double checked_scale(double v, const std::string& scaler) {
+  if (!(v >= 1.0) || !std::isfinite(v) || v > static_cast<double>(std::numeric_limits<float>::max())) {
+    throw ValueError("For '" + scaler + ".load_state', loss_scale must be a finite float32 number >= 1, got " +
+                     format_number(v));
+  }
+  return v;
+}
+
+}  // namespace
+
+std::map<std::string, double> LossScaler::state() const { return {{"loss_scale", current_scale()}}; }
+
+void LossScaler::load_state(const std::map<std::string, double>& state) {
+  expect_keys(state, {"loss_scale"}, "StaticLossScaler");
+  scale_value_.assign(scalar(checked_scale(state.at("loss_scale"), "StaticLossScaler"), DType::Float32));
+}
+
+std::map<std::string, double> DynamicLossScaler::state() const {
+  return {{"loss_scale", current_scale()}, {"loss_scale_finite_steps", counter_.item()}};
+}
+
+void DynamicLossScaler::load_state(const std::map<std::string, double>& state) {
+  expect_keys(state, {"loss_scale", "loss_scale_finite_steps"}, "DynamicLossScaler");
+  const double scale = checked_scale(state.at("loss_scale"), "DynamicLossScaler");
+  const double steps = state.at("loss_scale_finite_steps");
+  if (!(steps >= 0) || steps != std::floor(steps) || steps >= static_cast<double>(window_)) {
+    throw ValueError("For 'DynamicLossScaler.load_state', loss_scale_finite_steps must be a whole number in [0, " +
+                     std::to_string(window_) + "), got " + format_number(steps));
+  }
+  scale_value_.assign(scalar(scale, DType::Float32));
+  counter_.assign(scalar(steps, DType::Float32));
+}
 
 StaticLossScaler::StaticLossScaler(double scale_value) : LossScaler(scale_value, "StaticLossScaler") {}
 

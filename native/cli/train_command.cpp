@@ -59,7 +59,8 @@ const char* kTrainHelp =
     "                 launcher it runs as one process; a build without MPI refuses it. With --device ascend\n"
     "                 the gradients go through HCCL, each rank on NPU (local rank mod the NPUs of its host)\n"
     "  --bucket-mb    MiB of gradients per allreduce with --data-parallel; default 25\n"
-    "  --resume FILE  start from the weights of a checkpoint (read by rank 0, sent to every rank)\n"
+    "  --resume FILE  start from the weights of a checkpoint, and the loss scale it reached (read by rank 0,\n"
+    "                 sent to every rank)\n"
     "  --jit          graph mode: each training step (loss, gradients and the optimizer's update) is traced once\n"
     "                 into one optimised graph and replayed (docs/jit.md); the same results as without it\n"
     "  --amp          mixed precision (docs/mixed-precision.md): O1 runs matmul and conv2d in --amp-dtype, O2\n"
@@ -330,9 +331,14 @@ int train_command(const std::vector<std::string>& given) {
   const models::Normalization norm = models::compute_normalization(train);
   nn::set_seed(opts.seed);
   std::shared_ptr<SequentialCell> model;
+  CheckpointMetadata resumed;  // the resumed checkpoint's metadata (rank 0)
   try {
     model = models::make_model(opts.model, train.rows, train.cols);
-    if (!resume_path.empty() && root) load_checkpoint(*model, resume_path);
+    if (!resume_path.empty() && root) {
+      const Checkpoint ck = load_checkpoint(resume_path);
+      load_param_into_net(*model, ck, true, resume_path);
+      resumed = ck.metadata;
+    }
   } catch (const Error& e) {
     return fail(2, e.what());
   }
@@ -351,9 +357,13 @@ int train_command(const std::vector<std::string>& given) {
 
   ProgressBar bar;
   std::vector<models::EpochResult> history;
+  std::shared_ptr<amp::LossScaler> scaler;  // (its state goes into the checkpoint)
   try {
     // Data parallel: checks that every rank holds the same model, then sends rank 0's weights to all.
     models::Trainer trainer(model, opts, norm);
+    if (!resumed.empty()) trainer.restore_loss_scaler(resumed, resume_path);
+    trainer.sync_parameters();  // (the weights and loss scale rank 0 resumed from)
+    scaler = trainer.loss_scaler();
     history = trainer.fit(
         train, test,
         [&bar, root](const models::BatchProgress& p) {
@@ -377,7 +387,7 @@ int train_command(const std::vector<std::string>& given) {
   }
 
   try {
-    if (root) save_checkpoint(*model, out_path, models::training_metadata(opts, norm, train.count, history));
+    if (root) save_checkpoint(*model, out_path, models::training_metadata(opts, norm, train.count, history, scaler.get()));
   } catch (const Error& e) {
     return fail(1, e.what());
   }

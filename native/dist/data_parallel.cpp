@@ -82,6 +82,9 @@ void DataParallel::check_same_parameters() {
 void DataParallel::broadcast_parameters() {
   std::vector<Tensor> all;
   for (const auto& [name, p] : model_->parameters_and_names()) all.push_back(p);
+  if (scaler_) {  // the loss scale too (a resumed run's, say): every rank scales alike
+    for (const Tensor& t : scaler_->state_tensors()) all.push_back(t);
+  }
   broadcast(all, 0);
 }
 

@@ -1,10 +1,13 @@
 #include "models/trainer.h"
 
+#include <map>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <numeric>
 
 #include "bprop/dist.h"
@@ -197,6 +200,30 @@ Trainer::Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization n
   }
 }
 
+void Trainer::restore_loss_scaler(const CheckpointMetadata& meta, const std::string& source) {
+  if (!scaler_ || !meta.count("loss_scale")) return;
+  std::map<std::string, double> state;
+  for (const auto& [key, unused] : scaler_->state()) {
+    const auto it = meta.find(key);
+    if (it == meta.end()) {
+      throw ValueError("checkpoint '" + source + "': metadata has loss_scale but no " + key +
+                       " (saved with another loss scaler?)");
+    }
+    try {
+      size_t used = 0;
+      state[key] = std::stod(it->second, &used);
+      if (used != it->second.size()) throw std::invalid_argument(key);
+    } catch (const std::exception&) {
+      throw ValueError("checkpoint '" + source + "': metadata " + key + " = '" + it->second + "' is not a number");
+    }
+  }
+  try {
+    scaler_->load_state(state);
+  } catch (const ValueError& e) {
+    throw ValueError("checkpoint '" + source + "': " + e.what());
+  }
+}
+
 EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
                                  const std::function<void(const BatchProgress&)>& on_batch) {
   check_dataset(train, "training");
@@ -355,7 +382,7 @@ std::vector<EpochResult> Trainer::fit(const data::Dataset& train, const data::Da
 }
 
 CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalization& norm, int64_t train_images,
-                                     const std::vector<EpochResult>& history) {
+                                     const std::vector<EpochResult>& history, const amp::LossScaler* scaler) {
   CheckpointMetadata m;
   m["format"] = "bprop-classifier/1";
   m["model"] = opts.model;
@@ -369,6 +396,9 @@ CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalizati
   if (opts.amp != "O0") {
     m["amp"] = opts.amp;
     m["amp_dtype"] = opts.amp_dtype;
+  }
+  if (scaler) {
+    for (const auto& [key, value] : scaler->state()) m[key] = format_double(value);
   }
   m["input_mean"] = format_double(norm.mean);
   m["input_std"] = format_double(norm.std);

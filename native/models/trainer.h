@@ -118,7 +118,12 @@ class Trainer {
   dist::DataParallel* data_parallel() { return dp_.get(); }
   /// The loss scaler (null without loss scaling).
   const std::shared_ptr<amp::LossScaler>& loss_scaler() const { return scaler_; }
-  /// Rank 0's weights to every rank (after loading a checkpoint); nothing in one process.
+  /// Restores the loss scaler's state saved in a checkpoint's metadata (training_metadata: "loss_scale" and, for
+  /// a dynamic scaler, "loss_scale_finite_steps"), so that a resumed float16 run goes on from the scale it
+  /// reached. Nothing without a loss scaler or when the checkpoint has no scale (a run without one); ValueError
+  /// naming `source` for a value that is not a valid state.
+  void restore_loss_scaler(const CheckpointMetadata& meta, const std::string& source);
+  /// Rank 0's weights (and loss scale) to every rank (after loading a checkpoint); nothing in one process.
   void sync_parameters() {
     if (dp_) dp_->broadcast_parameters();
   }
@@ -136,9 +141,10 @@ class Trainer {
 
 /// Checkpoint metadata for a trained model: "model", "epochs", "test_accuracy", "test_loss",
 /// "input_mean", "input_std", "optimizer", "lr", "schedule", "batch_size", "seed", "train_images", "format"; with
-/// mixed precision also "amp" and "amp_dtype".
+/// mixed precision also "amp" and "amp_dtype", and with a loss scaler its state (amp::LossScaler::state()).
 CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalization& norm, int64_t train_images,
-                                     const std::vector<EpochResult>& history);
+                                     const std::vector<EpochResult>& history,
+                                     const amp::LossScaler* scaler = nullptr);
 
 /// The normalisation a checkpoint was trained with ("input_mean" / "input_std"; [0, 1] scaling when absent).
 /// ValueError naming `source` when the values do not parse.

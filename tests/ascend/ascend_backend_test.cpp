@@ -169,23 +169,6 @@ TEST(AscendOps, HalfTensorsRunAsAclnnKernelsInTheirDtype) {
   }
 }
 
-// The Atlas training series has no bfloat16 in any operator: bfloat16 calls run on the CPU (counted), float16 on
-// the NPU.
-TEST(AscendOps, BFloat16FallsBackToTheCpuOnTheAtlasTrainingSeries) {
-  use_fake();
-  setenv("FAKE_ASCEND_SOC", "Ascend910A", 1);
-  const Device npu = Device::ascend();
-  const Tensor h = randn({3, 4}, 6, DType::Float16), b = randn({3, 4}, 7, DType::BFloat16);
-  reset_fallback_counts();
-  expect_close(ops::exp(h.to(npu)), ops::exp(h), 2e-3);
-  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
-  const Tensor e = ops::exp(b.to(npu));
-  EXPECT_EQ(e.device(), npu);
-  expect_close(e, ops::exp(b), 1.6e-2);
-  EXPECT_EQ(fallback_counts().at("exp"), 1);
-  unsetenv("FAKE_ASCEND_SOC");
-}
-
 TEST(AscendOps, OpsWithoutAnNpuKernelFallBackToTheCpuAndAreCounted) {
   use_fake();
   reset_fallback_counts();

@@ -99,6 +99,28 @@ TEST(AscendFidelity, SocNamesMapToTheirProductLines) {
   EXPECT_EQ(ascend::soc_family("Ascend310P3"), SocFamily::Other);
 }
 
+TEST(AscendFidelity, OnTheAtlasTrainingSeriesBFloat16RunsOnTheCpuAndFloat16OnTheNpu) {
+  // The line has no bfloat16 in any operator: bfloat16 calls decline (counted) and give the CPU's results.
+  use_fake("Ascend910A");
+  (void)device_backend(Backend::Ascend);
+  if (ascend::Runtime::get().soc() != ascend::SocFamily::Ascend910) {
+    GTEST_SKIP() << "run in a process of its own (ctest)";
+  }
+  const Device npu = Device::ascend();
+  const Tensor h = randn({3, 4}, 6, DType::Float16), b = randn({3, 4}, 7, DType::BFloat16);
+  const Tensor hm = randn({4, 2}, 8, DType::Float16);
+  reset_fallback_counts();
+  const Tensor he = ops::exp(h.to(npu)), hp = ops::matmul(h.to(npu), hm.to(npu));  // (KEEP_DTYPE in float16)
+  const std::vector<double> got = he.to_vector<double>(), want = ops::exp(h).to_vector<double>();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * want[i]) << i;  // (a float16 ulp)
+  EXPECT_EQ(hp.dtype(), DType::Float16);
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  const Tensor e = ops::exp(b.to(npu));
+  EXPECT_EQ(e.device(), npu);
+  EXPECT_EQ(e.to_vector<double>(), ops::exp(b).to_vector<double>());  // the CPU's kernel
+  EXPECT_EQ(fallback_counts().at("exp"), 1);
+}
+
 TEST(AscendFidelity, OnTheAtlasTrainingSeriesWhatItsOperatorsLackRunsOnTheCpu) {
   // Its cube unit has no float32 (Matmul, Convolution and AvgPool2d refuse KEEP_DTYPE with FLOAT) and it has no
   // MaxPool2dWithIndices and no Flip: those ops decline, counted, and give the CPU's results; the rest run on it.

@@ -453,6 +453,65 @@ TEST(TrainModels, MixedPrecisionTrainsCloseToFloat32AndJitMatchesEager) {
   EXPECT_EQ(bprop::models::training_metadata({}, {}, 10, {}).count("amp"), 0u);
 }
 
+TEST(TrainModels, TheLossScalerStateGoesIntoTheCheckpointAndComesBackOnResume) {
+  // A float16 run's dynamic scale and finite-step count (after an epoch: 4 finite steps, or a lowered scale) are
+  // written to the metadata; a new trainer restores them, as `bprop train --resume` does.
+  TempDir dir;
+  write_split(dir, "train", 60, 60, false);
+  const bprop::data::Dataset ds = bprop::data::load_split(dir.str(), "train");
+  bprop::models::TrainOptions opts;
+  opts.amp = "O2";
+  opts.amp_dtype = "float16";
+  opts.batch_size = 16;
+  bprop::models::Trainer first(bprop::models::make_model("mlp", 4, 4), opts, {});
+  first.train_epoch(ds, 1);
+  auto* dynamic = dynamic_cast<bprop::amp::DynamicLossScaler*>(first.loss_scaler().get());
+  ASSERT_NE(dynamic, nullptr);
+  // a state a fresh scaler does not have: half the default scale, 7 finite steps
+  dynamic->load_state({{"loss_scale", 32768.0}, {"loss_scale_finite_steps", 7.0}});
+  const auto meta = bprop::models::training_metadata(opts, {}, 60, {}, dynamic);
+  EXPECT_EQ(meta.at("loss_scale"), "32768");
+  EXPECT_EQ(meta.at("loss_scale_finite_steps"), "7");
+  bprop::models::Trainer resumed(bprop::models::make_model("mlp", 4, 4), opts, {});
+  EXPECT_EQ(resumed.loss_scaler()->current_scale(), 65536.0);
+  resumed.restore_loss_scaler(meta, "run.safetensors");
+  EXPECT_EQ(resumed.loss_scaler()->state(), dynamic->state());
+  EXPECT_EQ(resumed.train_epoch(ds, 2).loss_scale, 32768.0);  // 4 more finite steps: 11, below the window
+  EXPECT_EQ(resumed.loss_scaler()->state().at("loss_scale_finite_steps"), 11.0);
+  // no scale saved (a bfloat16 or float32 run): the scaler keeps its start; without a scaler nothing happens
+  bprop::models::Trainer plain(bprop::models::make_model("mlp", 4, 4), opts, {});
+  plain.restore_loss_scaler(bprop::models::training_metadata({}, {}, 60, {}), "f32.safetensors");
+  EXPECT_EQ(plain.loss_scaler()->current_scale(), 65536.0);
+  bprop::models::Trainer unscaled(bprop::models::make_model("mlp", 4, 4), {}, {});
+  unscaled.restore_loss_scaler(meta, "run.safetensors");
+  // bad values name the checkpoint and the key, and leave the scaler as it was
+  auto bad = meta;
+  bad["loss_scale"] = "0.25";
+  try {
+    plain.restore_loss_scaler(bad, "run.safetensors");
+    ADD_FAILURE() << "no error";
+  } catch (const bprop::ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("checkpoint 'run.safetensors': For 'DynamicLossScaler.load_state', "
+                                         "loss_scale must be a finite float32 number >= 1, got 0.25"),
+              std::string::npos)
+        << e.what();
+  }
+  bad = meta;
+  bad["loss_scale_finite_steps"] = "2.5";
+  EXPECT_THROW(plain.restore_loss_scaler(bad, "run.safetensors"), bprop::ValueError);
+  bad.erase("loss_scale_finite_steps");
+  EXPECT_THROW(plain.restore_loss_scaler(bad, "run.safetensors"), bprop::ValueError);
+  bad = meta;
+  bad["loss_scale"] = "big";
+  EXPECT_THROW(plain.restore_loss_scaler(bad, "run.safetensors"), bprop::ValueError);
+  EXPECT_EQ(plain.loss_scaler()->current_scale(), 65536.0);
+  EXPECT_THROW(dynamic->load_state({{"loss_scale", 2.0}}), bprop::ValueError);  // a key missing
+  bprop::amp::StaticLossScaler fixed(128.0);
+  EXPECT_THROW(fixed.load_state({{"loss_scale", 2.0}, {"loss_scale_finite_steps", 0.0}}), bprop::ValueError);
+  fixed.load_state({{"loss_scale", 256.0}});
+  EXPECT_EQ(fixed.current_scale(), 256.0);
+}
+
 TEST(TrainModels, RejectsBadOptions) {
   auto model = bprop::models::make_model("mlp");
   bprop::models::TrainOptions opts;

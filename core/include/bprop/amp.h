@@ -4,6 +4,7 @@
 // dtype and the optimizers are unchanged. docs/mixed-precision.md gives the lists and the reasons.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,15 @@ class LossScaler {
   const Parameter& scale_value() const { return scale_value_; }
   /// The scale now, read on the host.
   double current_scale() const;
+  /// The scaler's state, read on the host, to save with a checkpoint: "loss_scale", and for a dynamic scaler
+  /// "loss_scale_finite_steps" (finite steps since the scale last changed). PyTorch's GradScaler.state_dict.
+  virtual std::map<std::string, double> state() const;
+  /// Restores a state() (GradScaler.load_state_dict): the keys must be this scaler's, the scale a finite float32
+  /// number >= 1, the finite steps a whole number below the window; ValueError naming the key otherwise, with the
+  /// scaler unchanged.
+  virtual void load_state(const std::map<std::string, double>& state);
+  /// The Parameters holding the state (what data parallel copies from rank 0 to every rank).
+  virtual std::vector<Tensor> state_tensors() const { return {scale_value_}; }
 
  protected:
   explicit LossScaler(double scale_value, const std::string& name);
@@ -90,6 +100,9 @@ class DynamicLossScaler : public LossScaler {
   int64_t scale_window() const { return window_; }
   /// Finite steps since the last change of the scale (a 0-d float32 Parameter).
   const Parameter& counter() const { return counter_; }
+  std::map<std::string, double> state() const override;
+  void load_state(const std::map<std::string, double>& state) override;
+  std::vector<Tensor> state_tensors() const override { return {scale_value_, counter_}; }
 
  private:
   double factor_;

@@ -74,7 +74,8 @@ class DataParallel {
   /// Whether the last step was skipped for non-finite gradients (always false without a loss scaler).
   bool last_step_overflowed() const { return overflowed_; }
 
-  /// Copies rank 0's parameters and state to every rank (after loading a checkpoint on rank 0, say).
+  /// Copies rank 0's parameters and state to every rank (after loading a checkpoint on rank 0, say), with the loss
+  /// scaler's state when there is one.
   void broadcast_parameters();
 
   int rank() const { return rank_; }
