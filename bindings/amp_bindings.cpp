@@ -4,6 +4,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +130,34 @@ val scaler_info(ScalerPtr s) {
   });
 }
 
+/// LossScaler::state(): {loss_scale, loss_scale_finite_steps (dynamic only)}.
+val scaler_state(ScalerPtr s) {
+  return guarded([&] {
+    val out = val::object();
+    for (const auto& [key, value] : s->base->state()) out.set(key, value);
+    return out;
+  });
+}
+
+/// LossScaler::load_state from an object of numbers.
+val scaler_load_state(ScalerPtr s, val state) {
+  return guarded([&] {
+    std::map<std::string, double> m;
+    const val keys = val::global("Object").call<val>("keys", state);
+    const int n = keys["length"].as<int>();
+    for (int i = 0; i < n; ++i) {
+      const std::string key = keys[i].as<std::string>();
+      const val v = state[key];
+      if (v.typeOf().as<std::string>() != "number") {
+        throw ValueError("For 'LossScaler.loadState', '" + key + "' must be a number");
+      }
+      m[key] = v.as<double>();
+    }
+    s->base->load_state(m);
+    return val(true);
+  });
+}
+
 /// unscale + all_finite: [unscaled gradient handles, finite flag handle].
 val scaler_unscale_and_check(ScalerPtr s, val grads) {
   return guarded([&] {
@@ -164,6 +193,8 @@ EMSCRIPTEN_BINDINGS(bprop_amp) {
   function("ampScalerUnscale", &js::scaler_unscale);
   function("ampScalerAdjust", &js::scaler_adjust);
   function("ampScalerInfo", &js::scaler_info);
+  function("ampScalerState", &js::scaler_state);
+  function("ampScalerLoadState", &js::scaler_load_state);
   function("ampScalerUnscaleAndCheck", &js::scaler_unscale_and_check);
   function("nnOptimizerStepIf", &js::optimizer_step_if);
 }

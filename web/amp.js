@@ -135,6 +135,18 @@ export function makeAmp(bp, { Tensor, Parameter }) {
     get currentScale() {
       return this._scale.item();
     }
+    /**
+     * The state to save with a checkpoint (PyTorch's GradScaler.state_dict): { loss_scale } and, for a dynamic
+     * scaler, loss_scale_finite_steps (finite steps since the scale last changed).
+     */
+    state() {
+      return check(mod.ampScalerState(this._native));
+    }
+    /** Restores a state(); a ValueError naming the key for a missing, unknown or invalid entry (then nothing changes). */
+    loadState(state) {
+      if (state === null || typeof state !== 'object') throw new bp.ValueError('LossScaler.loadState: expected an object');
+      check(mod.ampScalerLoadState(this._native, state));
+    }
   }
 
   /** A fixed scale (MindSpore's StaticLossScaler); adjust does nothing. */

@@ -817,6 +817,14 @@ export interface LossScaler {
   adjust(gradsFinite: Tensor): void;
   readonly scaleValue: Parameter;
   readonly currentScale: number;
+  /** The state to save with a checkpoint (GradScaler.state_dict): loss_scale, and loss_scale_finite_steps (dynamic). */
+  state(): LossScalerState;
+  /** Restores a state(): ValueError for a missing, unknown or invalid key (nothing changes then). */
+  loadState(state: LossScalerState): void;
+}
+export interface LossScalerState {
+  loss_scale: number;
+  loss_scale_finite_steps?: number;
 }
 export interface DynamicLossScaler extends LossScaler {
   readonly scaleFactor: number;

@@ -110,6 +110,31 @@ test('DynamicLossScaler: halved on an overflow, grown after scaleWindow finite s
   no.dispose();
 });
 
+test('LossScaler state and loadState: what a checkpoint keeps, restored; bad states change nothing', () => {
+  const s = new bp.amp.DynamicLossScaler(8, 2, 4);
+  const yes = bp.ones([], { dtype: 'bool' });
+  s.adjust(yes);
+  assert.deepEqual(s.state(), { loss_scale: 8, loss_scale_finite_steps: 1 });
+  const resumed = new bp.amp.DynamicLossScaler(65536, 2, 4);
+  resumed.loadState(s.state());
+  assert.deepEqual(resumed.state(), s.state());
+  for (let i = 0; i < 3; i++) resumed.adjust(yes);  // 4 finite steps in a row: the scale grows
+  assert.equal(resumed.currentScale, 16);
+  assert.throws(() => resumed.loadState({ loss_scale: 0.5, loss_scale_finite_steps: 0 }),
+    (e) => e instanceof bp.ValueError && /loss_scale must be a finite float32 number >= 1, got 0.5/.test(e.message));
+  assert.throws(() => resumed.loadState({ loss_scale: 2, loss_scale_finite_steps: 4 }), /whole number in \[0, 4\)/);
+  assert.throws(() => resumed.loadState({ loss_scale: 2 }), /has no 'loss_scale_finite_steps'/);
+  assert.throws(() => resumed.loadState({ loss_scale: '2', loss_scale_finite_steps: 0 }), /must be a number/);
+  assert.throws(() => resumed.loadState(null), bp.ValueError);
+  assert.deepEqual(resumed.state(), { loss_scale: 16, loss_scale_finite_steps: 0 });
+  const fixed = new bp.amp.StaticLossScaler(128);
+  assert.deepEqual(fixed.state(), { loss_scale: 128 });
+  assert.throws(() => fixed.loadState({ loss_scale: 2, loss_scale_finite_steps: 0 }), /is not part of its state/);
+  fixed.loadState({ loss_scale: 256 });
+  assert.equal(fixed.currentScale, 256);
+  yes.dispose();
+});
+
 test('allFinite and the gated optimizer step: a false flag changes nothing, step counts included', () => {
   bp.tidy(() => {
     assert.equal(bp.amp.allFinite([bp.tensor([1, 2]), bp.tensor([3], { dtype: 'float16' })]).item(), 1);

@@ -1,5 +1,5 @@
 // An example program using the package's API; `tsc --noEmit` checks it against web/index.d.ts.
-import { init, ShapeError, type Bprop, type Tensor } from 'bprop';
+import { init, ShapeError, type Bprop, type LossScalerState, type Tensor } from 'bprop';
 
 async function main(): Promise<void> {
   const bp: Bprop = await init();
@@ -63,6 +63,8 @@ async function main(): Promise<void> {
   const finite: Tensor = bp.amp.allFinite(scaler.unscale([scaled]));
   scaler.adjust(finite);
   console.log(scaler.currentScale, scaler.counter.item(), bp.amp.state().level);
+  const saved: LossScalerState = scaler.state();
+  scaler.loadState(saved);
   try {
     x.add(bp.ones([4]));
   } catch (e) {
