@@ -23,51 +23,6 @@ int64_t tile_elements(const FusedLoop& loop) { return std::max<int64_t>(1, std::
 // Bytes of one element of a scratch tile: a half loop's tiles are float32.
 int64_t compute_size(const FusedLoop& loop) { return is_half(loop.dtype) ? 4 : static_cast<int64_t>(dtype_size(loop.dtype)); }
 
-// Whether `operand` broadcast to `shape` repeats its data in one of the patterns a loop reads from a tile copy:
-// aligned to `shape`'s rank, it is some 1s, then `shape`'s own dimensions, then 1s (a row (n,) or (1, n) of
-// (batch, n); a column (batch, 1); (c, 1, 1) of (n, c, h, w)). Element i of the result then reads element
-// (i / inner) mod numel of the operand, `inner` being the size of the trailing dimensions it repeats along.
-bool repeats_in(const Shape& operand, const Shape& shape, int64_t* inner) {
-  if (operand.size() > shape.size()) return false;
-  const size_t pad = shape.size() - operand.size();
-  auto dim = [&](size_t d) { return d < pad ? int64_t{1} : operand[d - pad]; };
-  size_t first = 0, end = shape.size();
-  while (first < end && dim(first) == 1) ++first;
-  while (end > first && dim(end - 1) == 1) --end;
-  if (first == end) return false;  // one element: a scalar operand
-  for (size_t d = first; d < end; ++d) {
-    if (dim(d) != shape[d]) return false;
-  }
-  int64_t repeat = 1;
-  for (size_t d = end; d < shape.size(); ++d) repeat *= shape[d];
-  *inner = repeat;
-  return true;
-}
-
-// Copies elements [t0, t0 + len) of a repeated operand (`count` elements, each repeated `inner` times, the whole
-// repeated along the leading dimensions) into dst.
-void copy_repeated(const char* src, int64_t count, int64_t inner, int64_t esize, int64_t t0, int64_t len, char* dst) {
-  if (inner == 1) {  // a row: stretches of the row, copied
-    for (int64_t j = 0, pos = t0 % count; j < len; pos = 0) {
-      const int64_t n = std::min(len - j, count - pos);
-      std::memcpy(dst + j * esize, src + pos * esize, static_cast<size_t>(n * esize));
-      j += n;
-    }
-    return;
-  }
-  for (int64_t j = 0; j < len;) {  // a column: runs of one element
-    const int64_t pos = t0 + j;
-    const int64_t n = std::min(len - j, inner - pos % inner);
-    const char* v = src + ((pos / inner) % count) * esize;
-    char* out = dst + j * esize;
-    std::memcpy(out, v, static_cast<size_t>(esize));
-    for (int64_t filled = 1; filled < n; filled *= 2) {  // doubling the run already written
-      std::memcpy(out + filled * esize, out, static_cast<size_t>(std::min(filled, n - filled) * esize));
-    }
-    j += n;
-  }
-}
-
 }  // namespace
 
 bool reads_outside_after(const FusedLoop& loop, size_t k, int writer) { return loop.last_reader[k] > writer; }
@@ -83,7 +38,7 @@ bool fusible(const Graph& g, const GraphNode& n) {
     const ValueType& t = g.types[static_cast<size_t>(v)];
     if (t.dtype != n.dtype) return false;
     int64_t inner = 0;
-    if (t.shape != n.shape && shape_numel(t.shape) != 1 && !repeats_in(t.shape, n.shape, &inner)) return false;
+    if (t.shape != n.shape && shape_numel(t.shape) != 1 && !cpu::repeats_in(t.shape, n.shape, &inner)) return false;
   }
   return true;
 }
@@ -141,7 +96,7 @@ FusedLoop build_fused_loop(const Graph& g, const std::vector<int>& group, const 
       const Shape& shape = g.types[static_cast<size_t>(v)].shape;
       const int64_t numel = shape_numel(shape);
       int64_t inner = 1;
-      const bool row = shape != n.shape && numel != 1 && repeats_in(shape, n.shape, &inner);  // (fusible() checked)
+      const bool row = shape != n.shape && numel != 1 && cpu::repeats_in(shape, n.shape, &inner);  // (fusible() checked)
       const bool wide = half && shape == n.shape;  // a whole half operand, widened tile by tile
       if (added) {
         loop.outside.push_back(v);
@@ -214,10 +169,10 @@ void run_tile(const FusedLoop& loop, const std::vector<const char*>& outside, co
     if (loop.row_slot[k] < 0) continue;
     char* slot = scratch + loop.row_slot[k] * tile_bytes;
     if (!half) {
-      copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len, slot);
+      cpu::copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len, slot);
       continue;
     }
-    copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len, reinterpret_cast<char*>(staging));
+    cpu::copy_repeated(outside[k], loop.row_length[k], loop.row_inner[k], esize, t0, len, reinterpret_cast<char*>(staging));
     widen_half(loop.dtype, staging, reinterpret_cast<float*>(slot), len);
   }
   for (const FusedLoop::Step& step : loop.steps) {

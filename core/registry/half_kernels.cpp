@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/parallel.h"
 
 namespace bprop {
@@ -25,9 +28,10 @@ void round_into(const Tensor& from, Tensor& to) {
   else float_to_bfloat16(from.data<float>(), to.data<BFloat16>(), to.numel());
 }
 
-// An elementwise op's call whose operands are all of the half output's dtype, each of its shape or one element:
-// the op's float32 array function on tiles, each operand tile widened on the way in and the result rounded on the
-// way out (the bits of the float32 kernel run on whole copies). False (nothing done) for any other call.
+// An elementwise op's call whose operands are all of the half output's dtype, each of its shape, one element, or
+// a row or column it repeats (a bias): the op's float32 array function on tiles, each operand tile widened on the
+// way in (a repeated operand is widened once, whole, and its tile copied out) and the result rounded on the way
+// out: the bits of the float32 kernel run on whole copies. False (nothing done) for any other call.
 bool run_half_elementwise(KernelCtx& c) {
   const ElementwiseDef& def = c.op.elementwise;
   const DType dt = c.out_dtype;
@@ -35,12 +39,21 @@ bool run_half_elementwise(KernelCtx& c) {
   if (!def.f32 || !is_half(dt) || arity == 0 || arity > 3) return false;
   float scalars[3];
   bool whole[3];
+  int64_t inner[3] = {0, 0, 0};   // a repeated operand's (cpu::repeats_in), else 0
+  std::vector<float> repeated[3];  // its float32 values
   for (size_t i = 0; i < arity; ++i) {
     const Tensor& t = c.inputs[i];
     if (!t.defined() || t.dtype() != dt) return false;
     whole[i] = t.shape() == c.out_shape;
-    if (!whole[i] && t.numel() != 1) return false;
-    if (!whole[i]) widen_half(dt, t.raw_data(), &scalars[i], 1);
+    if (whole[i]) continue;
+    if (t.numel() == 1) {
+      widen_half(dt, t.raw_data(), &scalars[i], 1);
+    } else if (cpu::repeats_in(t.shape(), c.out_shape, &inner[i])) {
+      repeated[i].resize(static_cast<size_t>(t.numel()));
+      widen_half(dt, t.raw_data(), repeated[i].data(), t.numel());
+    } else {
+      return false;
+    }
   }
   if (!c.out.defined()) c.out = Tensor::empty(c.out_shape, dt, Device::cpu(), c.op.name);
   double params[kMaxElementParams];
@@ -54,6 +67,13 @@ bool run_half_elementwise(KernelCtx& c) {
     for (int64_t t0 = b; t0 < e; t0 += kHalfTile) {
       const int64_t len = std::min(kHalfTile, e - t0);
       for (size_t i = 0; i < arity; ++i) {
+        if (inner[i] > 0) {
+          cpu::copy_repeated(reinterpret_cast<const char*>(repeated[i].data()),
+                             static_cast<int64_t>(repeated[i].size()), inner[i], 4, t0, len,
+                             reinterpret_cast<char*>(tiles[i]));
+          ops[i] = {tiles[i], false};
+          continue;
+        }
         if (!whole[i]) {
           ops[i] = {&scalars[i], true};
           continue;

@@ -1,8 +1,8 @@
 // How CPU kernels meet float16 and bfloat16: they compute in float32 (PyTorch's CPU semantics for the half types:
 // widen exactly, compute in float32, round the result once). Kernels are written for float32/float64/int32/bool;
 // this runs one on float32 copies of its half operands and rounds its float32 output into the half output. An
-// elementwise op (OpDef::elementwise) whose operands are each whole or one element runs its float32 array
-// function on tiles instead, converting each tile on the way in and out: no whole float32 copy, the same bits.
+// elementwise op (OpDef::elementwise) whose operands are each whole, one element or a repeated row or column runs
+// its float32 array function on tiles instead, converting each tile on the way in and out: no whole float32 copy, the same bits.
 #pragma once
 #include "bprop/registry.h"
 

@@ -327,6 +327,15 @@ TEST(Half, ElementwiseOpsConvertTileByTileWithoutFloat32Copies) {
       EXPECT_EQ(memory_stats().peak_bytes - before, 2 * n * 2) << dtype_name(dt) << " " << n;
       EXPECT_EQ(z.dtype(), dt);
     }
+    // a bias row and a column repeated over the output: also tile by tile
+    const Tensor m = randn({14287, 7}, 7, dt), row = randn({7}, 8, dt), col = randn({14287, 1}, 9, dt);
+    const auto wide = [](const Tensor& t) { return ops::cast(t, DType::Float32); };
+    expect_bitwise_equal(m + row, ops::cast(wide(m) + wide(row), dt));
+    expect_bitwise_equal(col * m, ops::cast(wide(col) * wide(m), dt));
+    reset_peak_memory();
+    const int64_t before = memory_stats().bytes;
+    const Tensor biased = m + row;
+    EXPECT_EQ(memory_stats().peak_bytes - before, biased.nbytes()) << dtype_name(dt);
   }
 }
 

@@ -172,4 +172,43 @@ void broadcast_binary(ElementFn fn, const void* a, const Shape& as, const void* 
   });
 }
 
+bool repeats_in(const Shape& operand, const Shape& shape, int64_t* inner) {
+  if (operand.size() > shape.size()) return false;
+  const size_t pad = shape.size() - operand.size();
+  auto dim = [&](size_t d) { return d < pad ? int64_t{1} : operand[d - pad]; };
+  size_t first = 0, end = shape.size();
+  while (first < end && dim(first) == 1) ++first;
+  while (end > first && dim(end - 1) == 1) --end;
+  if (first == end) return false;  // one element: a scalar operand
+  for (size_t d = first; d < end; ++d) {
+    if (dim(d) != shape[d]) return false;
+  }
+  int64_t repeat = 1;
+  for (size_t d = end; d < shape.size(); ++d) repeat *= shape[d];
+  *inner = repeat;
+  return true;
+}
+
+void copy_repeated(const char* src, int64_t count, int64_t inner, int64_t esize, int64_t t0, int64_t len, char* dst) {
+  if (inner == 1) {  // a row: stretches of the row, copied
+    for (int64_t j = 0, pos = t0 % count; j < len; pos = 0) {
+      const int64_t n = std::min(len - j, count - pos);
+      std::memcpy(dst + j * esize, src + pos * esize, static_cast<size_t>(n * esize));
+      j += n;
+    }
+    return;
+  }
+  for (int64_t j = 0; j < len;) {  // a column: runs of one element
+    const int64_t pos = t0 + j;
+    const int64_t n = std::min(len - j, inner - pos % inner);
+    const char* v = src + ((pos / inner) % count) * esize;
+    char* out = dst + j * esize;
+    std::memcpy(out, v, static_cast<size_t>(esize));
+    for (int64_t filled = 1; filled < n; filled *= 2) {  // doubling the run already written
+      std::memcpy(out + filled * esize, out, static_cast<size_t>(std::min(filled, n - filled) * esize));
+    }
+    j += n;
+  }
+}
+
 }  // namespace bprop::cpu

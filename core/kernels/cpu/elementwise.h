@@ -23,6 +23,15 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 void broadcast_binary(ElementFn fn, const void* a, const Shape& as, const void* b, const Shape& bs, size_t in_size,
                       void* out, const Shape& os, size_t out_size);
 
+/// Whether `operand` broadcast to `shape` repeats its data in one of the patterns a tile copy reads: aligned to
+/// `shape`'s rank, it is some 1s, then `shape`'s own dimensions, then 1s (a row (n,) or (1, n) of (batch, n); a
+/// column (batch, 1); (c, 1, 1) of (n, c, h, w)). Element i of the result then reads element (i / inner) mod numel
+/// of the operand, `inner` being the size of the trailing dimensions it repeats along.
+bool repeats_in(const Shape& operand, const Shape& shape, int64_t* inner);
+/// Copies elements [t0, t0 + len) of a repeated operand (`count` elements of `esize` bytes, each repeated `inner`
+/// times, the whole repeated along the leading dimensions) into dst.
+void copy_repeated(const char* src, int64_t count, int64_t inner, int64_t esize, int64_t t0, int64_t len, char* dst);
+
 /// Calls body(out_index, offsets...) for every element of `out`, offsets into each broadcast input.
 template <size_t N, typename Body>
 void for_each_broadcast(const Shape& out, const std::vector<int64_t> (&strides)[N], Body body) {
