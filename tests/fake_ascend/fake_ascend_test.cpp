@@ -2415,7 +2415,7 @@ TEST_F(Fake, HalfDtypesRoundToNearestEvenOnce) {
   EXPECT_EQ(get<uint16_t>(sum)[0], 0x3F80);
   ASSERT_EQ(RUN(Add, one, eps, sf(3), sum), ACLNN_SUCCESS) << recent();  // 1 + 3 * 2^-8 -> 1 + 2^-6 (tie, even)
   EXPECT_EQ(get<uint16_t>(sum)[0], 0x3F82);
-  // Matmul keeps the inputs' half dtype; the two inputs must share it
+  // Matmul keeps the inputs' half dtype; mixed inputs promote (FLOAT16 with FLOAT: FLOAT), and out must be that
   aclTensor* a = tensor(Shape{1, 2}, std::vector<uint16_t>{0x3C00, 0x4000}, ACL_FLOAT16);  // [1, 2]
   aclTensor* m = tensor(Shape{2, 1}, std::vector<uint16_t>{0x3800, 0x3400}, ACL_FLOAT16);  // [0.5, 0.25]
   aclTensor* prod = empty({1, 1}, ACL_FLOAT16, 2);
@@ -2424,7 +2424,19 @@ TEST_F(Fake, HalfDtypesRoundToNearestEvenOnce) {
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
   EXPECT_EQ(GET_WS(Matmul, a, tf({2, 1}, {1, 1}), prod, int8_t{0}, &ws, &ex), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(recent(), "aclnnMatmul: mat2 dtype FLOAT should be FLOAT16");
+  EXPECT_EQ(recent(), "aclnnMatmul: out dtype FLOAT16 should be FLOAT");
+  aclTensor* wide = ef({1, 1});
+  ASSERT_EQ(RUN(Matmul, a, tf({2, 1}, {0.5f, 0.25f}), wide, int8_t{0}), ACLNN_SUCCESS) << recent();
+  EXPECT_EQ(gf(wide)[0], 1.0f);
+  // Convolution: USE_FP16 takes no BFLOAT16 (aclnnConvolution's cubeMathType constraints)
+  aclTensor* bx = empty({1, 1, 3, 3}, ACL_BF16, 2);
+  aclTensor* bw = empty({1, 1, 3, 3}, ACL_BF16, 2);
+  aclTensor* by = empty({1, 1, 1, 1}, ACL_BF16, 2);
+  EXPECT_EQ(GET_WS(Convolution, bx, bw, nullptr, ia({1, 1}), ia({0, 0}), ia({1, 1}), false, ia({0, 0}), 1, by,
+                   int8_t{2}, &ws, &ex),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("cubeMathType 2 (USE_FP16) does not support BFLOAT16 input"), std::string::npos)
+      << recent();
 }
 
 // ================================ SoC profiles ================================

@@ -934,8 +934,9 @@ FA_EXPORT aclnnStatus aclnnMatmulGetWorkspaceSize(const aclTensor* self, const a
   if (a.ndim() > 1) shape.push_back(n);
   if (b.ndim() > 1) shape.push_back(m);
   op.shape_is("out", o, shape);
-  op.dtype_is("mat2", b, a.dtype);
-  op.dtype_is("out", o, a.dtype);
+  // self and mat2 promote (ops-nn matmul docs/aclnnMatmul.md: "数据类型需要与mat2满足数据类型推导规则"); out is the
+  // promoted dtype
+  op.dtype_is("out", o, promote(a.dtype, b.dtype));
   if (op.status()) return op.status();
   TDesc a2 = a, b2 = b;
   if (a.ndim() == 1) {

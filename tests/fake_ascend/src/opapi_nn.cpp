@@ -149,7 +149,6 @@ bool conv_geometry(Op& op, const TDesc& in, const TDesc& wt, const std::vector<i
                    int64_t groups, int8_t cube, ConvGeom* g) {
   op.dtype("input", in.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
   op.dtype("weight", wt.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
-  op.dtype_is("weight", wt, in.dtype);
   op.check(!transposed, "transposed convolution is not supported by the fake (transposed must be false)");
   op.cube_math_type(cube, in.dtype);
   op.check(in.ndim() == 4,
@@ -470,12 +469,17 @@ FA_EXPORT aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor* input, c
   if (op.status() || !conv_geometry(op, x, wt, st, pad, dil, transposed, groups, cubeMathType, &g)) {
     return op.status();
   }
+  // input and weight promote (CANN's type-inference rules); bias and output are of the promoted dtype
+  // (ops-nn conv/convolution_forward/docs/aclnnConvolution.md: bias "数据类型与 input、weight 一致", output "与 input 与
+  // weight 推导之后的数据类型保持一致"), and USE_FP16 does not take BFLOAT16 (its cubeMathType constraints)
+  const aclDataType r = promote(x.dtype, wt.dtype);
   if (b.present) {
     op.shape_is("bias", b, Shape{g.cout});
-    op.dtype_is("bias", b, x.dtype);
+    op.dtype_is("bias", b, r);
   }
   op.shape_is("output", o, Shape{g.n, g.cout, g.ho, g.wo});
-  op.dtype_is("output", o, x.dtype);
+  op.dtype_is("output", o, r);
+  op.check(!(cubeMathType == 2 && r == ACL_BF16), "cubeMathType 2 (USE_FP16) does not support BFLOAT16 input");
   if (op.status()) return op.status();
   return op.finish(1024 + static_cast<uint64_t>(o.numel()) * 4, [=](uint8_t* wsp, uint64_t wn) {
     const std::vector<double> xv = load<double>(x), wv = load<double>(wt);
