@@ -5,6 +5,9 @@
 #define BPROP_HALF_F16C 1
 #include <immintrin.h>
 #endif
+#if defined(__EMSCRIPTEN__) && defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
 
 namespace bprop {
 namespace {
@@ -48,6 +51,43 @@ bool has_avx512bf16() {
   return yes;
 }
 
+#endif
+
+// Widening a bfloat16 is exact: its bits are the float32's top half (NaN payloads and signs kept, as the scalar
+// bfloat16_bits_to_float does), so the vector paths shift 16-bit lanes into 32-bit ones with no special cases.
+void widen_scalar(const BFloat16* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bfloat16_bits_to_float(in[i].bits);
+}
+
+#if defined(BPROP_HALF_F16C)
+__attribute__((target("avx2"))) void avx2_widen(const BFloat16* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+  }
+  widen_scalar(in + i, out + i, n - i);
+}
+
+bool has_avx2() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+  }();
+  return yes;
+}
+#endif
+
+#if defined(__EMSCRIPTEN__) && defined(__wasm_simd128__)
+void simd128_widen(const BFloat16* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t b = wasm_v128_load(in + i);
+    wasm_v128_store(out + i, wasm_i32x4_shl(wasm_u32x4_extend_low_u16x8(b), 16));
+    wasm_v128_store(out + i + 4, wasm_i32x4_shl(wasm_u32x4_extend_high_u16x8(b), 16));
+  }
+  widen_scalar(in + i, out + i, n - i);
+}
 #endif
 
 void half_scalar(const Half* in, float* out, int64_t n) {
@@ -120,6 +160,19 @@ void float_to_half_simd(const float* in, Half* out, int64_t n) {
   }
 #endif
   half_scalar(in, out, n);
+}
+
+void bfloat16_to_float_simd(const BFloat16* in, float* out, int64_t n) {
+#if defined(BPROP_HALF_F16C)
+  if (n >= 8 && has_avx2()) {
+    avx2_widen(in, out, n);
+    return;
+  }
+#elif defined(__EMSCRIPTEN__) && defined(__wasm_simd128__)
+  simd128_widen(in, out, n);
+  return;
+#endif
+  widen_scalar(in, out, n);
 }
 
 void float_to_bfloat16_simd(const float* in, BFloat16* out, int64_t n) {

@@ -8,6 +8,9 @@
 
 namespace bprop {
 
+/// out[i] = bfloat16_bits_to_float(in[i].bits) for i < n, bit for bit (exact: NaN payloads kept).
+void bfloat16_to_float_simd(const BFloat16* in, float* out, int64_t n);
+
 /// out[i] = float_to_bfloat16_bits(in[i]) for i < n, bit for bit (round to nearest even, NaN -> quiet NaN with
 /// its sign, subnormals rounded, not flushed).
 void float_to_bfloat16_simd(const float* in, BFloat16* out, int64_t n);

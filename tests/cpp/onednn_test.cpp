@@ -399,5 +399,27 @@ TEST(HalfSimd, Fp16WideningMatchesTheScalarWideningBitForBit) {
   }
 }
 
+TEST(HalfSimd, Bf16WideningMatchesTheScalarWideningBitForBit) {
+  // All 65,536 patterns (NaN payloads and -0 kept), then every length up to 40 from every start, so each vector
+  // block and tail is covered.
+  std::vector<BFloat16> in(65536);
+  for (uint32_t b = 0; b <= 0xffff; ++b) in[b].bits = static_cast<uint16_t>(b);
+  std::vector<float> out(in.size());
+  bfloat16_to_float_simd(in.data(), out.data(), static_cast<int64_t>(in.size()));
+  for (uint32_t b = 0; b <= 0xffff; ++b) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(out[b]), b << 16) << "bfloat16 bits 0x" << std::hex << b;
+  }
+  for (int64_t start = 0; start < 9; ++start) {
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<float> w(static_cast<size_t>(n) + 1, -1.0f);
+      bfloat16_to_float_simd(in.data() + 0x7f7a + start, w.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(w[static_cast<size_t>(i)]), static_cast<uint32_t>(0x7f7a + start + i) << 16);
+      }
+      ASSERT_EQ(w[static_cast<size_t>(n)], -1.0f) << "wrote past " << n << " elements";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bprop
