@@ -84,8 +84,8 @@ export const w5Input = () => sym(51, 1000000, 2);
 /** [warm-up, timed] per workload; --quick is a smoke run, not a measurement. */
 export function reps(quick) {
   return quick
-    ? { W1: [1, 3], W2: [1, 2], W3: [1, 3], W4: [1, 3], W5: [1, 3] }
-    : { W1: [5, 30], W2: [2, 10], W3: [3, 10], W4: [3, 20], W5: [3, 20] };
+    ? { W1: [1, 3], W2: [1, 2], W3: [1, 3], W4: [1, 3], W5: [1, 3], W7: [1, 2], W7big: [0, 1] }
+    : { W1: [5, 30], W2: [2, 10], W3: [3, 10], W4: [3, 20], W5: [3, 20], W7: [2, 5], W7big: [1, 3] };
 }
 
 /**

@@ -19,7 +19,7 @@ import { packageSizes } from '../tools/package-size.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
 const IMPLS = ['bprop-native', 'bprop-native-jit', 'bprop-wasm', 'bprop-wasm-jit', 'torch-cpu', 'torch-cpu-bf16', 'tfjs-cpu', 'tfjs-wasm'];
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5'];
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W7'];
 const DTYPES = ['float32', 'bfloat16'];
 /**
  * One row per workload (W3 twice), then the half-precision rows: their lines carry `dtype` (W3: the tensors in it)
@@ -32,6 +32,8 @@ const ROWS = [
   { workload: 'W3', n: 1024, label: 'W3 matmul_grad n=1024', unit: 'ms' },
   { workload: 'W4', label: 'W4 cnn_step', unit: 'ms' },
   { workload: 'W5', label: 'W5 elementwise', unit: 'ms' },
+  { workload: 'W7', n: 1024, label: 'W7 attention L=1024', unit: 'ms' },
+  { workload: 'W7', n: 4096, label: 'W7 attention L=4096', unit: 'ms' },
   { workload: 'W1', amp: 'O2', dtype: 'bfloat16', label: 'W1 mlp_step O2 bf16', unit: 'ms' },
   { workload: 'W3', n: 256, dtype: 'bfloat16', label: 'W3 matmul_grad n=256 bf16', unit: 'ms' },
   { workload: 'W3', n: 1024, dtype: 'bfloat16', label: 'W3 matmul_grad n=1024 bf16', unit: 'ms' },
@@ -404,6 +406,18 @@ for (const n of [256, 1024]) {
 }
 if (gemmLines.length) console.log(`\n${gemmLines.join('\n')}`);
 
+// W7: the attention op's time and peak bytes against the same attention composed in ops (bprop's, and torch's time).
+for (const n of [1024, 4096]) {
+  if (!opts.workloads.includes('W7')) break;
+  const l = find('bprop-native', 'W7', n);
+  if (!valid(l) || !l.composed) continue;
+  const torch = find('torch-cpu', 'W7', n);
+  console.log(`W7 L=${n}: scaled_dot_product_attention ${fmtNum(l.median)} ms, peak ${fmtNum(l.peak_bytes / 1e6)} MB; ` +
+    `composed in ops ${fmtNum(l.composed.ms)} ms, peak ${fmtNum(l.composed.peak_bytes / 1e6)} MB ` +
+    `(${(l.composed.peak_bytes / l.peak_bytes).toFixed(1)}x the op's)` +
+    (valid(torch) ? `; torch composed ${fmtNum(torch.median)} ms (op/torch ${(l.median / torch.median).toFixed(2)})` : ''));
+}
+
 // Half precision against float32 in the same implementation: time, and the peak bytes live during one step.
 if (opts.dtypes.includes('bfloat16')) {
   const halfLines = [];
@@ -443,6 +457,7 @@ target('native/torch W2', rat('bprop-native', 'torch-cpu', 'W2'), 0.01);
   target('native W2 ns per recorded op', valid(l) ? l.median : null, 200);
 }
 target('native/torch W3 n=1024', rat('bprop-native', 'torch-cpu', 'W3', 1024), 1.1);
+target('native/torch-composed W7 L=4096', rat('bprop-native', 'torch-cpu', 'W7', 4096), 1.0);
 target('native/torch W4', rat('bprop-native', 'torch-cpu', 'W4'), 0.8);
 target('native/torch W5', rat('bprop-native', 'torch-cpu', 'W5'), 1.0);
 // graph mode (issue 13)

@@ -87,8 +87,8 @@ def t(arr, shape, grad=False):
 
 def reps(quick):
     if quick:
-        return {"W1": (1, 3), "W2": (1, 2), "W3": (1, 3), "W4": (1, 3), "W5": (1, 3)}
-    return {"W1": (5, 30), "W2": (2, 10), "W3": (3, 10), "W4": (3, 20), "W5": (3, 20)}
+        return {"W1": (1, 3), "W2": (1, 2), "W3": (1, 3), "W4": (1, 3), "W5": (1, 3), "W7": (0, 1), "W7big": (0, 1)}
+    return {"W1": (5, 30), "W2": (2, 10), "W3": (3, 10), "W4": (3, 20), "W5": (3, 20), "W7": (2, 5), "W7big": (1, 3)}
 
 
 def time_ms(r, body):
@@ -277,10 +277,31 @@ def w5(r):
     emit("W5", "ms", stats, check=check)
 
 
+def w7(n, r):
+    """One forward + backward of causal attention composed as softmax(q k^T / 8 + mask) v (8 heads, E = 64)."""
+    shape, count = (1, 8, n, 64), 8 * n * 64
+    q, k, v = (t(sym(seed, count, 1.0), shape, True) for seed in (71, 72, 73))
+    mask = torch.full((n, n), float("-inf")).triu(1)
+    out = {}
+
+    def body():
+        for x in (q, k, v):
+            x.grad = None
+        y = torch.sum(torch.softmax(q @ k.transpose(-2, -1) * 0.125 + mask, -1) @ v)
+        y.backward()
+        out["y"] = y
+
+    stats = summarize(time_ms(r, body))
+    dv_sum, want = float(v.grad.double().sum()), float(8 * n * 64)
+    ok = math.isfinite(out["y"].item()) and abs(dv_sum - want) <= 1e-4 * want
+    check = {"ok": ok, "dv_sum": dv_sum, "message": f"sum(dv) {fmt(dv_sum)} (every probability row sums to 1: {fmt(want)})"}
+    emit("W7", "ms", stats, n=n, check=check)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--workloads", default="W1,W2,W3,W4,W5")
+    p.add_argument("--workloads", default="W1,W2,W3,W4,W5,W7")
     p.add_argument("--bf16", action="store_true", help="the bfloat16 rows (W1, W3, W4) as torch-cpu-bf16")
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -289,7 +310,8 @@ def main():
     want = set(args.workloads.split(","))
     jobs = [("W1", {}, lambda: w1(r["W1"])), ("W2", {}, lambda: w2(r["W2"])),
             ("W3", {"n": 256}, lambda: w3(256, r["W3"])), ("W3", {"n": 1024}, lambda: w3(1024, r["W3"])),
-            ("W4", {}, lambda: w4(r["W4"])), ("W5", {}, lambda: w5(r["W5"]))]
+            ("W4", {}, lambda: w4(r["W4"])), ("W5", {}, lambda: w5(r["W5"])),
+            ("W7", {"n": 1024}, lambda: w7(1024, r["W7"])), ("W7", {"n": 4096}, lambda: w7(4096, r["W7big"]))]
     for workload, extra, job in jobs:
         if workload not in want or (args.bf16 and workload not in HALF_FIELDS):
             continue

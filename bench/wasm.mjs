@@ -16,6 +16,7 @@ import {
   parseArgs,
   reps,
   summarize,
+  sym,
   timeMs,
   w1Inputs,
   w3Inputs,
@@ -181,6 +182,29 @@ function w5() {
   emit(IMPL, 'W5', 'ms', stats, { check, ...jitInfo(vg) });
 }
 
+/** W7: one forward + backward of causal scaled_dot_product_attention, 8 heads, E = 64, L = S = n. */
+function w7(n) {
+  const shape = [1, 8, n, 64];
+  const count = 8 * n * 64;
+  const [q, k, v] = [71, 72, 73].map((seed) => bp.tensor(sym(seed, count, 1.0), { shape }));
+  const vg = maybeJit(bp.valueAndGrad((a, b, c) => bp.ops.scaledDotProductAttention(a, b, c, null, { isCausal: true }).sum(),
+    { gradPosition: [0, 1, 2] }));
+  let last = null;
+  const dispose = () => last && [last[0], ...last[1]].forEach((t) => t.dispose());
+  const stats = summarize(timeMs(n > 1024 ? R.W7big : R.W7, () => {
+    dispose();
+    last = vg(q, k, v);
+  }));
+  // each probability row sums to 1: d sum(out) / dv sums to 8 n 64
+  const dvSum = last[1][2].data().reduce((a, b) => a + b, 0);
+  const want = count;
+  const check = { ok: Math.abs(dvSum - want) <= 1e-4 * want, dv_sum: dvSum,
+    message: `sum(dv) ${dvSum} (every probability row sums to 1: ${want})` };
+  dispose();
+  [q, k, v].forEach((t) => t.dispose());
+  emit(IMPL, 'W7', 'ms', stats, { n, check, ...jitInfo(vg) });
+}
+
 // Float32 rows, then each half dtype's W1 and W4.
 for (const dtype of opts.dtypes) {
   const half = dtype === 'float32' ? null : dtype;
@@ -194,4 +218,5 @@ for (const dtype of opts.dtypes) {
   if (opts.want('W3')) for (const n of [256, 1024]) guarded(IMPL, 'W3', () => w3(n), { n });
   if (opts.want('W4')) guarded(IMPL, 'W4', w4);
   if (opts.want('W5')) guarded(IMPL, 'W5', w5);
+  if (opts.want('W7')) for (const n of [1024, 4096]) guarded(IMPL, 'W7', () => w7(n), { n });
 }

@@ -419,6 +419,89 @@ def _seq(n):
     return list(range(n))
 
 
+
+def _sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None):
+    """F.scaled_dot_product_attention without dropout, composed (PyTorch 1.13 has no such op), with bprop's rule
+    for rows whose every key is masked: zeros, not NaN."""
+    s = 1.0 / float(query.shape[-1]) ** 0.5 if scale is None else scale
+    scores = torch.matmul(query, key.transpose(-2, -1)) * s
+    allowed = torch.ones(scores.shape, dtype=torch.bool)
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            allowed = allowed & attn_mask
+        else:
+            scores = scores + attn_mask
+    if is_causal:
+        allowed = allowed & torch.ones(scores.shape[-2], scores.shape[-1], dtype=torch.bool).tril()
+    allowed = allowed & (scores > float("-inf"))
+    seen = allowed.any(-1, keepdim=True)
+    scores = torch.where(allowed, scores, torch.full_like(scores, float("-inf")))
+    scores = torch.where(seen, scores, torch.zeros_like(scores))
+    return torch.matmul(torch.softmax(scores, -1) * seen, value)
+
+
+def _attention_samples():
+    """Batch and head axes (broadcast too), L != S, E != Ev, causal (L < S, L > S), bool and float masks (broadcast
+    rows and columns), a custom scale, fully masked rows (bool, and an additive -inf row)."""
+    ninf = float("-inf")
+    out = [
+        Sample("q", "k", "v", None, q=U((3, 4)), k=U((5, 4)), v=U((5, 2)), tag="2d_L3_S5"),
+        Sample("q", "k", "v", None, q=U((2, 3, 4)), k=U((2, 3, 4)), v=U((2, 3, 4)), tag="batch_square"),
+        Sample("q", "k", "v", None, q=U((2, 2, 3, 2)), k=U((2, 2, 4, 2)), v=U((2, 2, 4, 3)), tag="heads_E2_Ev3"),
+        Sample("q", "k", "v", None, q=U((2, 3, 4, 2)), k=U((2, 1, 5, 2)), v=U((2, 1, 5, 2)), tag="kv_shared_heads"),
+        Sample("q", "k", "v", None, q=U((3, 2, 3)), k=U((2, 3)), v=U((2, 4)), tag="kv_unbatched"),
+        Sample("q", "k", "v", None, q=U((1, 4, 3)), k=U((3, 5, 3)), v=U((3, 5, 1)), tag="q_broadcast_Ev1"),
+        Sample("q", "k", "v", None, q=U((1, 2)), k=U((6, 2)), v=U((6, 3)), tag="one_query"),
+        Sample("q", "k", "v", None, q=U((4, 3)), k=U((1, 3)), v=U((1, 2)), tag="one_key"),
+        Sample("q", "k", "v", None, q=U((2, 4, 3)), k=U((2, 4, 3)), v=U((2, 4, 3)), attrs={"scale": 0.3},
+               tag="scale"),
+        Sample("q", "k", "v", None, q=U((2, 3, 2), -3, 3), k=U((2, 5, 2), -3, 3), v=U((2, 5, 2)),
+               attrs={"scale": 2.0}, tag="peaked_scores"),
+        Sample("q", "k", "v", None, q=U((4, 3)), k=U((4, 3)), v=U((4, 2)), attrs={"is_causal": True}, tag="causal"),
+        Sample("q", "k", "v", None, q=U((2, 2, 5, 3)), k=U((2, 2, 5, 3)), v=U((2, 2, 5, 4)),
+               attrs={"is_causal": True}, tag="causal_heads"),
+        Sample("q", "k", "v", None, q=U((3, 2)), k=U((5, 2)), v=U((5, 2)), attrs={"is_causal": True},
+               tag="causal_L_lt_S"),
+        Sample("q", "k", "v", None, q=U((5, 2)), k=U((3, 2)), v=U((3, 3)), attrs={"is_causal": True},
+               tag="causal_L_gt_S"),
+        Sample("q", "k", "v", None, q=U((2, 4, 2)), k=U((2, 4, 2)), v=U((2, 4, 2)),
+               attrs={"is_causal": True, "scale": 0.7}, tag="causal_scale"),
+        Sample("q", "k", "v", "m", q=U((3, 2)), k=U((4, 2)), v=U((4, 3)),
+               m=Const([1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1], (3, 4), kind="bool"), tag="bool_mask"),
+        Sample("q", "k", "v", "m", q=U((2, 3, 2)), k=U((2, 4, 2)), v=U((2, 4, 2)),
+               m=Const([1, 1, 0, 1], (4,), kind="bool"), tag="bool_key_padding"),
+        Sample("q", "k", "v", "m", q=U((2, 3, 2)), k=U((2, 4, 2)), v=U((2, 4, 2)),
+               m=Const([1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0], (3, 4), kind="bool"), tag="bool_fully_masked_row"),
+        Sample("q", "k", "v", "m", q=U((2, 2, 3, 2)), k=U((2, 2, 3, 2)), v=U((2, 2, 3, 2)),
+               m=Const([1, 0, 1, 1, 1, 1], (2, 1, 1, 3), kind="bool"), tag="bool_per_batch"),
+        Sample("q", "k", "v", "m", q=U((4, 2)), k=U((4, 2)), v=U((4, 2)),
+               m=Const([1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1], (4, 4), kind="bool"),
+               attrs={"is_causal": True}, tag="bool_and_causal"),
+        Sample("q", "k", "v", "m", q=U((3, 2)), k=U((4, 2)), v=U((4, 2)),
+               m=Const([0, 0, 0, 0], (1, 4), kind="bool"), tag="bool_every_row_masked"),
+        Sample("q", "k", "v", "m", q=U((3, 2)), k=U((4, 2)), v=U((4, 3)), m=U((3, 4), -1, 1), tag="float_mask"),
+        Sample("q", "k", "v", "m", q=U((2, 3, 2)), k=U((2, 4, 2)), v=U((2, 4, 2)), m=U((4,), -1, 1),
+               tag="float_mask_row_broadcast"),
+        Sample("q", "k", "v", "m", q=U((2, 3, 2)), k=U((2, 4, 2)), v=U((2, 4, 2)), m=U((3, 1), -1, 1),
+               tag="float_mask_column_broadcast"),
+        Sample("q", "k", "v", "m", q=U((2, 2, 3, 2)), k=U((2, 2, 4, 2)), v=U((2, 2, 4, 2)), m=U((2, 1, 3, 4), -1, 1),
+               tag="float_mask_per_batch"),
+        Sample("q", "k", "v", "m", q=U((4, 3)), k=U((4, 3)), v=U((4, 2)), m=U((4, 4), -1, 1),
+               attrs={"is_causal": True}, tag="float_mask_and_causal"),
+        Sample("q", "k", "v", "m", q=U((3, 2)), k=U((3, 2)), v=U((3, 2)),
+               m=Const([0.5, -0.25, 0.0, ninf, ninf, ninf, 1.0, ninf, -0.5], (3, 3)), wrt=["q", "k", "v"],
+               tag="float_mask_inf_row"),
+        Sample("q", "k", "v", "m", q=U((2, 3, 2)), k=U((2, 3, 2)), v=U((2, 3, 2)), m=U((2, 3, 3), -1, 1),
+               attrs={"scale": 0.5}, wrt=["m"], tag="mask_grad_only"),
+        Sample("q", "k", "v", None, q=U((2, 3, 4)), k=U((2, 5, 4)), v=U((2, 5, 3)), wrt=["q"], tag="query_grad_only"),
+        Sample("q", "k", "v", None, q=U((2, 3, 4)), k=U((2, 5, 4)), v=U((2, 5, 3)), wrt=["k", "v"],
+               tag="key_value_grads"),
+        Sample("q", "q", "q", None, q=U((2, 4, 3)), tag="self_attention_same_tensor"),
+        Sample("q", "k", "v", None, q=U((2, 3, 3)), k=U((2, 6, 3)), v=U((2, 6, 5)), dtype="float32", second=True,
+               tag="f32_second_order"),
+    ]
+    return out
+
 OPS = {
     # elementwise unary
     "neg": OpEntry("unary", torch.neg, unary_samples(U_(-2, 2))),
@@ -732,6 +815,8 @@ OPS = {
         Sample(x=U((2, 5))),
         Sample("x", "weight", x=U((4, 3)), weight=U((3,), 0.5, 1.5), attrs={"eps": 1e-3}),
     ], attrs={"normalized_ndim": 1, "eps": 1e-5}),
+    "scaled_dot_product_attention": OpEntry("attention", _sdpa, _attention_samples(),
+                                            attrs={"is_causal": False, "scale": None}),
     "embedding": OpEntry("nn", lambda indices, table: F.embedding(indices.long(), table), [
         Sample(indices=Ival([4, 0, 4, 2]), table=U((5, 3)), tag="repeated_indices"),
         Sample(indices=Ival([[1, 5, 0], [2, 2, 3]]), table=U((6, 2))),

@@ -126,6 +126,8 @@ export type OpName =
   | 'reshape'
   | 'round'
   | 'rsqrt'
+  | 'scaled_dot_product_attention'
+  | 'scaledDotProductAttention'
   | 'sigmoid'
   | 'sign'
   | 'silu'
@@ -273,6 +275,8 @@ export interface TensorOps {
   reshape(...args: OpArg[]): Tensor;
   round(...args: OpArg[]): Tensor;
   rsqrt(...args: OpArg[]): Tensor;
+  scaled_dot_product_attention(...args: OpArg[]): Tensor;
+  scaledDotProductAttention(...args: OpArg[]): Tensor;
   sigmoid(...args: OpArg[]): Tensor;
   sign(...args: OpArg[]): Tensor;
   silu(...args: OpArg[]): Tensor;

@@ -444,6 +444,65 @@ void w5(const Reps& reps) {
   emit(j);
 }
 
+// ---- W7 attention ---------------------------------------------------------------------------------------
+
+/// One forward + backward of causal scaled_dot_product_attention, 8 heads, E = 64, L = S = n: value_and_grad of
+/// sum(out) w.r.t. q, k, v; the peak bytes of one call above what lived before it.
+void w7(int64_t n, const Reps& reps) {
+  const int64_t heads = 8, e = 64;
+  const bprop::Shape s{1, heads, n, e};
+  const int64_t count = heads * n * e;
+  Tensor q = make_f32(sym(71, static_cast<size_t>(count), 1.0f), s);
+  Tensor k = make_f32(sym(72, static_cast<size_t>(count), 1.0f), s);
+  Tensor v = make_f32(sym(73, static_cast<size_t>(count), 1.0f), s);
+  auto fn = [](const std::vector<Tensor>& x) -> Value {
+    return ops::sum(ops::scaled_dot_product_attention(x[0], x[1], x[2], {}, true));
+  };
+  const Compiled vg = compile(bprop::value_and_grad(fn, {0, 1, 2}));
+  Value r;
+  const Stats st = summarize(time_ms(reps, [&] { r = vg.fn({q, k, v}); }));
+  json j = line("W7", "ms", st, n);
+  add_jit_stats(j, vg);
+  r = Value();
+  const int64_t live_before = bprop::memory_stats().bytes;
+  bprop::reset_peak_memory();
+  r = vg.fn({q, k, v});
+  j["peak_bytes"] = bprop::memory_stats().peak_bytes - live_before;
+  {  // the same in ops, softmax(q k^T / 8 + causal mask) v, once: its peak and time beside the op's
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> mask(static_cast<size_t>(n * n));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = 0; c < n; ++c) mask[static_cast<size_t>(i * n + c)] = c <= i ? 0.0 : -inf;
+    const Tensor additive = bprop::tensor(mask, {n, n});
+    auto composed = [&additive](const std::vector<Tensor>& x) -> Value {
+      const Tensor scores = ops::matmul(x[0], ops::transpose(x[1], {0, 1, 3, 2})) * bprop::scalar(0.125) + additive;
+      return ops::sum(ops::matmul(ops::softmax(scores, -1), x[2]));
+    };
+    const GradFn cvg = bprop::value_and_grad(composed, {0, 1, 2});
+    r = Value();
+    const int64_t before = bprop::memory_stats().bytes;
+    bprop::reset_peak_memory();
+    const auto t0 = std::chrono::steady_clock::now();
+    const Value cr = cvg({q, k, v});
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    j["composed"] = {{"ms", ms}, {"peak_bytes", bprop::memory_stats().peak_bytes - before},
+                     {"value", cr[0].tensor().item()}};
+  }
+  r = vg.fn({q, k, v});
+  // Each row of the probabilities sums to 1, so d sum(out) / dv sums to heads * n; out is finite.
+  const double dv_sum = ops::sum(ops::cast(r[1][2].tensor(), bprop::DType::Float64)).item();
+  const double value = r[0].tensor().item();
+  const double want = static_cast<double>(heads * n * e);  // (E columns of v)
+  const double composed_value = j["composed"]["value"].get<double>();
+  const bool ok = std::isfinite(value) && std::abs(dv_sum - want) <= 1e-4 * want &&
+                  std::abs(value - composed_value) <= 1e-4 * std::abs(composed_value);
+  j["check"] = {{"ok", ok},
+                {"dv_sum", dv_sum},
+                {"message", "value " + fmt(value) + " (composed " + fmt(composed_value) + "), sum(dv) " + fmt(dv_sum) +
+                                " (every probability row sums to 1: " + fmt(want) + ")"}};
+  emit(j);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -471,7 +530,7 @@ int main(int argc, char** argv) {
         precisions.push_back(Precision{dt, dt != bprop::DType::Float32});
       }
     } else {
-      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5] [--dtypes float32,bfloat16]\n";
+      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5,W7] [--dtypes float32,bfloat16]\n";
       return 2;
     }
   }
@@ -509,6 +568,8 @@ int main(int argc, char** argv) {
     run("W3", [&] { w3(1024, quick ? Reps{1, 3} : Reps{3, 10}, in_dtype); }, 1024, in_dtype);
     run("W4", [&] { w4(quick ? Reps{1, 3} : Reps{3, 20}, p); }, 0, p);
     if (f32) run("W5", [&] { w5(quick ? Reps{1, 3} : Reps{3, 20}); });
+    if (f32) run("W7", [&] { w7(1024, quick ? Reps{1, 2} : Reps{2, 5}); }, 1024);
+    if (f32) run("W7", [&] { w7(4096, quick ? Reps{0, 1} : Reps{1, 3}); }, 4096);
   }
   return failures ? 1 : 0;
 }

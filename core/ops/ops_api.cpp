@@ -196,6 +196,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t normalized_ndim, double eps) {
   return call_op(BPROP_OP_REF("layer_norm"), {x, opt(weight), opt(bias)}, {{"normalized_ndim", normalized_ndim}, {"eps", eps}});
 }
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, bool is_causal, std::optional<double> scale) {
+  return call_op(BPROP_OP_REF("scaled_dot_product_attention"), {query, key, value, opt(attn_mask)},
+                 {{"is_causal", is_causal}, {"scale", scale ? AttrValue(*scale) : AttrValue(std::monostate{})}});
+}
 Tensor embedding(const Tensor& indices, const Tensor& table) {
   BPROP_OP("embedding");
   return call_op(op_def, {indices, table});

@@ -178,6 +178,17 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("batch_norm_2d_no_affine", "batch_norm", {f({4, 3}), omitted(), omitted()}, {{"eps", 0.1}}));
   t.push_back(row("layer_norm", "layer_norm", {f({2, 3, 4}), f({3, 4}), f({3, 4})}, {{"normalized_ndim", int64_t{2}}}));
   t.push_back(row("layer_norm_bias_only", "layer_norm", {f({3, 4}), omitted(), f({4})}));
+  // ---- attention: batch and head axes broadcasting, L != S, E != Ev, causal with an additive mask, a bool mask
+  // with a fully masked row (zeros), and the gradient op on its own (out and dout independent inputs) ----
+  t.push_back(row("sdpa", "scaled_dot_product_attention", {f({2, 3, 4}), f({2, 5, 4}), f({2, 5, 3}), omitted()}));
+  t.push_back(row("sdpa_causal_float_mask_broadcast", "scaled_dot_product_attention",
+                  {f({1, 2, 4, 3}), f({2, 1, 4, 3}), f({4, 2}), f({4, 4})}, {{"is_causal", true}}));
+  t.push_back(row("sdpa_bool_mask_fully_masked_row", "scaled_dot_product_attention",
+                  {f({2, 3, 2}), f({2, 4, 2}), f({2, 4, 3}), bools({3, 4}, {1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0})},
+                  {{"scale", 0.7}}));
+  t.push_back(row("sdpa_grad", "scaled_dot_product_attention_grad",
+                  {f({2, 3, 4}), f({2, 5, 4}), f({2, 5, 3}), f({3, 5}), f({2, 3, 3}), f({2, 3, 3})},
+                  {{"is_causal", true}, {"mask_grad", true}}));
   t.push_back(row("embedding", "embedding", {ints({2, 3}, {0, 2, 1, 2, 3, 0}), f({4, 3})}));
   // ---- graph control ----
   t.push_back(nograd("stop_gradient", "stop_gradient", {f({2, 3})}));

@@ -16,6 +16,7 @@ void register_activation_ops(Registry& r);
 void register_loss_ops(Registry& r);
 void register_conv_pool_ops(Registry& r);
 void register_norm_ops(Registry& r);
+void register_attention_ops(Registry& r);
 void register_embedding_ops(Registry& r);
 void register_control_ops(Registry& r);
 void register_random_ops(Registry& r);

@@ -151,6 +151,12 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias
 /// Statistics over the last normalized_ndim axes; weight and bias shaped like those axes.
 Tensor layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, int64_t normalized_ndim = 1,
                   double eps = 1e-5);
+/// softmax(q k^T scale + attn_mask) v over the last two axes (leading axes broadcast), PyTorch's
+/// F.scaled_dot_product_attention without dropout; attn_mask bool (true = attend) or additive; scale null =
+/// 1/sqrt(E); is_causal hides key j from query i when j > i. Fully masked rows give zeros.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = {}, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt);
 /// The rows of table (V, D) at int32 indices: shape indices.shape + (D).
 Tensor embedding(const Tensor& indices, const Tensor& table);
 

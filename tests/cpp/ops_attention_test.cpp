@@ -1,0 +1,176 @@
+// scaled_dot_product_attention: the tiled kernel against attention composed from ops (matmul, softmax, where) over
+// shapes spanning several tiles, masks, broadcasting, fully masked rows, errors and memory. (First and second
+// order gradchecks of small cases run from the op table; the shared vectors compare with PyTorch.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "bprop/bprop.h"
+
+namespace bprop {
+namespace {
+
+Tensor randn(Random& rng, const Shape& s, DType dt = DType::Float64, double scale = 1.0) {
+  std::vector<double> v(static_cast<size_t>(shape_numel(s)));
+  for (double& x : v) x = rng.normal() * scale;
+  return tensor(v, s, dt);
+}
+
+Tensor swap_last(const Tensor& x) {
+  IntList perm;
+  for (int64_t i = 0; i < x.dim(); ++i) perm.push_back(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return ops::transpose(x, perm);
+}
+
+// The textbook composition (no fully masked rows allowed): softmax(q k^T scale + mask, where allowed) v.
+Tensor composed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& float_mask, const Tensor& allowed,
+                double scale) {
+  Tensor s = ops::matmul(q, swap_last(k)) * scalar(scale, q.dtype());
+  if (float_mask.defined()) s = s + float_mask;
+  if (allowed.defined()) s = ops::where(allowed, s, scalar(-std::numeric_limits<double>::infinity(), q.dtype()));
+  return ops::matmul(ops::softmax(s, -1), v);
+}
+
+Tensor causal(int64_t L, int64_t S) {
+  std::vector<bool> m(static_cast<size_t>(L * S));
+  for (int64_t i = 0; i < L; ++i) {
+    for (int64_t j = 0; j < S; ++j) m[static_cast<size_t>(i * S + j)] = j <= i;
+  }
+  return tensor_bool(m, {L, S});
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  return ops::amax(ops::abs(ops::cast(a, DType::Float64) - ops::cast(b, DType::Float64))).item();
+}
+
+TEST(Attention, TiledKernelMatchesTheCompositionAcrossTiles) {
+  // L and S past two 64-wide tiles with ragged ends, heads sharing one key/value (broadcast), causal + float mask
+  Random rng(5);
+  const int64_t L = 150, S = 131, E = 12, Ev = 20;
+  const Tensor q = randn(rng, {2, 3, L, E}), k = randn(rng, {2, 1, S, E}), v = randn(rng, {2, 1, S, Ev});
+  const Tensor mask = randn(rng, {L, S}, DType::Float64, 0.5), w = randn(rng, {2, 3, L, Ev});
+  const double scale = 0.4;
+  auto tiled = [&](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::scaled_dot_product_attention(a[0], a[1], a[2], a[3], true, scale) * w);
+  };
+  auto reference = [&](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(composed(a[0], a[1], a[2], a[3], causal(L, S), scale) * w);
+  };
+  EXPECT_LT(max_abs_diff(ops::scaled_dot_product_attention(q, k, v, mask, true, scale),
+                         composed(q, k, v, mask, causal(L, S), scale)),
+            1e-12);
+  const auto [y, g] = vjp(tiled, {q, k, v, mask}, scalar(1.0, DType::Float64));
+  const auto [y_ref, g_ref] = vjp(reference, {q, k, v, mask}, scalar(1.0, DType::Float64));
+  EXPECT_NEAR(y.item(), y_ref.item(), 1e-9);
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(g[i].shape(), g_ref[i].shape()) << "input " << i;
+    EXPECT_LT(max_abs_diff(g[i], g_ref[i]), 1e-10) << "gradient of input " << i;
+  }
+}
+
+TEST(Attention, Float32AndBoolMasksAndNonCausalMatchTheComposition) {
+  Random rng(8);
+  const int64_t L = 70, S = 200, E = 32, Ev = 8;
+  const Tensor q = randn(rng, {3, L, E}, DType::Float32), k = randn(rng, {3, S, E}, DType::Float32);
+  const Tensor v = randn(rng, {3, S, Ev}, DType::Float32);
+  std::vector<bool> keep(static_cast<size_t>(S));
+  for (int64_t j = 0; j < S; ++j) keep[static_cast<size_t>(j)] = j % 3 != 1;  // padding-style key mask
+  const Tensor mask = tensor_bool(keep, {S});
+  const double scale = 1.0 / std::sqrt(static_cast<double>(E));
+  EXPECT_LT(max_abs_diff(ops::scaled_dot_product_attention(q, k, v, mask), composed(q, k, v, {}, mask, scale)), 2e-6);
+  const auto g = grad([&](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::square(ops::scaled_dot_product_attention(a[0], a[1], a[2], mask)));
+  }, GradPosition{std::vector<int>{0, 1, 2}})({q, k, v});
+  const auto g_ref = grad([&](const std::vector<Tensor>& a) -> Value {
+    return ops::sum(ops::square(composed(a[0], a[1], a[2], {}, mask, scale)));
+  }, GradPosition{std::vector<int>{0, 1, 2}})({q, k, v});
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(max_abs_diff(g[i].tensor(), g_ref[i].tensor()), 1e-4) << "input " << i;
+}
+
+TEST(Attention, FullyMaskedRowsGiveZerosAndZeroGradients) {
+  Random rng(3);
+  const Tensor q = randn(rng, {2, 4, 3}, DType::Float32), k = randn(rng, {2, 5, 3}, DType::Float32);
+  const Tensor v = randn(rng, {2, 5, 2}, DType::Float32);
+  std::vector<bool> m(20, true);
+  for (int j = 0; j < 5; ++j) m[static_cast<size_t>(5 + j)] = false;  // row 1 sees nothing
+  const Tensor mask = tensor_bool(m, {4, 5});
+  // an additive mask of -inf everywhere in row 2 is fully masked too
+  std::vector<double> f(20, 0.0);
+  for (int j = 0; j < 5; ++j) f[static_cast<size_t>(10 + j)] = -std::numeric_limits<double>::infinity();
+  const Tensor fmask = tensor(f, {4, 5}, DType::Float32);
+  for (const auto& [mk, row] : {std::pair{mask, 1}, std::pair{fmask, 2}}) {
+    const Tensor out = ops::scaled_dot_product_attention(q, k, v, mk);
+    const std::vector<float> o = out.to_vector<float>();
+    for (int b = 0; b < 2; ++b) {
+      for (int e = 0; e < 2; ++e) EXPECT_EQ(o[static_cast<size_t>(b * 8 + row * 2 + e)], 0.0f);
+    }
+    const auto g = grad([&](const std::vector<Tensor>& a) -> Value {
+      return ops::sum(ops::scaled_dot_product_attention(a[0], a[1], a[2], mk));
+    }, GradPosition{std::vector<int>{0, 1, 2}})({q, k, v});
+    for (size_t i = 0; i < 3; ++i) {
+      for (float x : g[i].tensor().to_vector<float>()) ASSERT_TRUE(std::isfinite(x)) << "input " << i;
+    }
+    const std::vector<float> dq = g[0].tensor().to_vector<float>();
+    for (int b = 0; b < 2; ++b) {
+      for (int e = 0; e < 3; ++e) EXPECT_EQ(dq[static_cast<size_t>(b * 12 + row * 3 + e)], 0.0f);
+    }
+  }
+  // L > S with is_causal: every row sees at least key 0, and the last rows see every key
+  const Tensor out = ops::scaled_dot_product_attention(randn(rng, {6, 3}), randn(rng, {2, 3}), randn(rng, {2, 4}),
+                                                       {}, true);
+  for (double x : out.to_vector<double>()) EXPECT_TRUE(std::isfinite(x));
+}
+
+TEST(Attention, BadArgumentsNameTheOpTheArgumentAndTheShapes) {
+  const Tensor q = zeros({2, 3, 4}), k = zeros({2, 5, 4}), v = zeros({2, 5, 6});
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string e1 = message([&] { ops::scaled_dot_product_attention(q, zeros({2, 5, 3}), v); });
+  EXPECT_NE(e1.find("scaled_dot_product_attention"), std::string::npos) << e1;
+  EXPECT_NE(e1.find("'key' of shape (2, 5, 3)"), std::string::npos) << e1;
+  EXPECT_THROW(ops::scaled_dot_product_attention(q, k, zeros({2, 4, 6})), ShapeError);
+  EXPECT_THROW(ops::scaled_dot_product_attention(zeros({4}), k, v), ShapeError);
+  EXPECT_THROW(ops::scaled_dot_product_attention(q, k, v, zeros({3, 4})), ShapeError);
+  EXPECT_THROW(ops::scaled_dot_product_attention(q, k, v, zeros({3, 2, 3, 5})), ShapeError);  // would grow the batch
+  EXPECT_THROW(ops::scaled_dot_product_attention(q, k, v, tensor_i32({1}, {1})), DTypeError);
+  EXPECT_THROW(ops::scaled_dot_product_attention(q, ops::cast(k, DType::Float64), v), DTypeError);
+  EXPECT_THROW(ops::scaled_dot_product_attention(tensor_i32({1, 2}, {1, 2}), tensor_i32({1, 2}, {1, 2}),
+                                                 tensor_i32({1, 2}, {1, 2})),
+               DTypeError);
+}
+
+TEST(Attention, ForwardAndBackwardPeakFarBelowTheComposition) {
+  // one head, L = S = 1024, E = 64: the composition holds (L, S) scores, probabilities and their gradients
+  Random rng(1);
+  const int64_t L = 1024, E = 64;
+  const Tensor q = randn(rng, {1, L, E}, DType::Float32), k = randn(rng, {1, L, E}, DType::Float32);
+  const Tensor v = randn(rng, {1, L, E}, DType::Float32);
+  auto peak_of = [&](const std::function<Tensor(const std::vector<Tensor>&)>& f) {
+    const int64_t before = memory_stats().bytes;
+    reset_peak_memory();
+    {
+      const auto g = grad([&](const std::vector<Tensor>& a) -> Value { return ops::sum(f(a)); },
+                          GradPosition{std::vector<int>{0, 1, 2}})({q, k, v});
+      EXPECT_EQ(g.size(), 3u);
+    }
+    return memory_stats().peak_bytes - before;
+  };
+  const int64_t tiled = peak_of([](const std::vector<Tensor>& a) {
+    return ops::scaled_dot_product_attention(a[0], a[1], a[2], {}, true);
+  });
+  const int64_t reference = peak_of([&](const std::vector<Tensor>& a) {
+    return composed(a[0], a[1], a[2], {}, causal(L, L), 1.0 / 8.0);
+  });
+  EXPECT_LT(tiled * 8, reference) << "tiled " << tiled << " bytes, composed " << reference;
+}
+
+}  // namespace
+}  // namespace bprop
