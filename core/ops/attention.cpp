@@ -7,10 +7,12 @@
 //
 // The CPU kernel tiles (kernels/cpu/flash_attention.h): the (L, S) scores are never stored. The bprop is one call
 // of scaled_dot_product_attention_grad(query, key, value, attn_mask?, out, dout) {is_causal, scale, mask_grad},
-// whose kernel recomputes the score tiles and returns dq, dk, dv (and the float mask's gradient when mask_grad)
+// whose kernel recomputes the score tiles from the rows' log-sum-exp (kept by the forward with its output, or
+// recomputed when `out` came from elsewhere) and returns dq, dk, dv (and the float mask's gradient when mask_grad)
 // packed into one flat tensor. Its own bprop, for second order, is the vjp of the same gradient written in ops
 // (attention_grad_composed below), so third and higher orders follow from the ops' bprops.
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ namespace {
 using namespace opdef;
 
 constexpr size_t kQuery = 0, kKey = 1, kValue = 2, kMask = 3;
+constexpr size_t kOut = 4, kDout = 5;  // the gradient op's
 
 Shape lead(const Shape& s, size_t trailing) {
   return s.size() > trailing ? Shape(s.begin(), s.end() - static_cast<std::ptrdiff_t>(trailing)) : Shape{};
@@ -154,18 +157,43 @@ cpu::AttentionLayout layout_of(const std::vector<Tensor>& in, const Attrs& attrs
   return a;
 }
 
+// What the forward's log-sum-exp depends on besides q, k and the mask: causality and the scale (bit for bit).
+std::string residual_key(const cpu::AttentionLayout& a) {
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%a", a.scale);
+  return std::string("scaled_dot_product_attention causal=") + (a.causal ? "1" : "0") + " scale=" + scale;
+}
+
+// The inputs the log-sum-exp is computed from.
+std::vector<Tensor> lse_inputs(const std::vector<Tensor>& in) {
+  return {in[kQuery], in[kKey], has_mask(in) ? in[kMask] : Tensor()};
+}
+
+// The rows' log-sum-exp the forward kept with `out`, when it was computed from these inputs and attributes.
+const Tensor* saved_lse(const std::vector<Tensor>& in, const cpu::AttentionLayout& a, DType dt) {
+  const KernelResidual* r = in[kOut].residual();
+  if (!r || r->op != residual_key(a) || !r->computed_from(lse_inputs(in))) return nullptr;
+  if (r->values.dtype() != dt || r->values.numel() != a.batch * a.L) return nullptr;
+  return &r->values;
+}
+
+// The forward keeps each row's log-sum-exp with its output (TensorImpl::residual) for the gradient op.
 void attention_kernel(KernelCtx& c) {
   const cpu::AttentionLayout a = layout_of(c.inputs, c.attrs);
   const void* mask = has_mask(c.inputs) ? c.inputs[kMask].raw_data() : nullptr;
+  Tensor lse = Tensor::empty({a.batch * a.L}, c.out_dtype, Backend::CPU, c.op.name);
   visit_float(c.out_dtype, [&]<typename T>() {
-    std::vector<T> lse(static_cast<size_t>(a.batch * a.L));
     cpu::flash_attention_forward<T>(a, c.inputs[kQuery].data<T>(), c.inputs[kKey].data<T>(),
-                                    c.inputs[kValue].data<T>(), mask, c.out.data<T>(), lse.data());
+                                    c.inputs[kValue].data<T>(), mask, c.out.data<T>(), lse.data<T>());
   });
+  std::vector<std::weak_ptr<TensorImpl>> from;
+  for (const Tensor& t : lse_inputs(c.inputs)) {
+    from.push_back(t.defined() ? std::weak_ptr<TensorImpl>(t.impl_ptr()) : std::weak_ptr<TensorImpl>());
+  }
+  c.out.impl()->residual = std::make_shared<const KernelResidual>(KernelResidual{residual_key(a), from, std::move(lse)});
 }
 
 // ---- the gradient op ----
-constexpr size_t kOut = 4, kDout = 5;
 
 bool wants_mask_grad(const std::vector<Tensor>& in, const Attrs& attrs) {
   return attrs.get_bool("mask_grad") && has_mask(in) && in[kMask].dtype() != DType::Bool;
@@ -193,15 +221,20 @@ void attention_grad_kernel(KernelCtx& c) {
   const bool mask_grad = wants_mask_grad(c.inputs, c.attrs);
   visit_float(c.out_dtype, [&]<typename T>() {
     const T *q = c.inputs[kQuery].data<T>(), *k = c.inputs[kKey].data<T>(), *v = c.inputs[kValue].data<T>();
-    std::vector<T> lse(static_cast<size_t>(a.batch * a.L));
-    cpu::flash_attention_lse<T>(a, q, k, mask, lse.data());
+    const Tensor* saved = saved_lse(c.inputs, a, c.out_dtype);
+    std::vector<T> recomputed;
+    if (!saved) {  // out came from elsewhere (a copy, a half call's widened operands, a gradcheck): recompute it
+      recomputed.resize(static_cast<size_t>(a.batch * a.L));
+      cpu::flash_attention_lse<T>(a, q, k, mask, recomputed.data());
+    }
+    const T* lse = saved ? saved->data<T>() : recomputed.data();
     T* dq = c.out.data<T>();
     std::fill(dq, dq + c.out.numel(), T(0));
     T* dk = dq + c.inputs[kQuery].numel();
     T* dv = dk + c.inputs[kKey].numel();
     T* dmask = mask_grad ? dv + c.inputs[kValue].numel() : nullptr;
-    cpu::flash_attention_backward<T>(a, q, k, v, mask, c.inputs[kOut].data<T>(), c.inputs[kDout].data<T>(),
-                                     lse.data(), dq, dk, dv, dmask);
+    cpu::flash_attention_backward<T>(a, q, k, v, mask, c.inputs[kOut].data<T>(), c.inputs[kDout].data<T>(), lse,
+                                     dq, dk, dv, dmask);
   });
 }
 

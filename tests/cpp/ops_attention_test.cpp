@@ -123,6 +123,32 @@ TEST(Attention, FullyMaskedRowsGiveZerosAndZeroGradients) {
   for (double x : out.to_vector<double>()) EXPECT_TRUE(std::isfinite(x));
 }
 
+TEST(Attention, TheBackwardReadsTheForwardsLogSumExpOnlyWhenItsInputsMadeIt) {
+  Random rng(11);
+  const Tensor q = randn(rng, {2, 70, 8}), k = randn(rng, {2, 90, 8}), v = randn(rng, {2, 90, 4});
+  const Tensor mask = randn(rng, {70, 90}), dout = randn(rng, {2, 70, 4});
+  const Tensor out = ops::scaled_dot_product_attention(q, k, v, mask, true);
+  ASSERT_NE(out.residual(), nullptr);
+  EXPECT_EQ(out.residual()->values.shape(), (Shape{2 * 70}));
+  const Attrs attrs{{"is_causal", true}, {"mask_grad", true}};
+  const Tensor with_saved = call_op("scaled_dot_product_attention_grad", {q, k, v, mask, out, dout}, attrs);
+  // the same values without the residual (a copy of out): the log-sum-exp recomputed, the same bits
+  const Tensor copy = tensor(out.to_vector<double>(), out.shape(), DType::Float64);
+  ASSERT_EQ(copy.residual(), nullptr);
+  const Tensor recomputed = call_op("scaled_dot_product_attention_grad", {q, k, v, mask, copy, dout}, attrs);
+  EXPECT_EQ(with_saved.to_vector<double>(), recomputed.to_vector<double>());
+  // other inputs than the forward's (another key, another scale, not causal): the saved values are not used
+  const Tensor k2 = randn(rng, {2, 90, 8});
+  const Tensor other = call_op("scaled_dot_product_attention_grad", {q, k2, v, mask, out, dout}, attrs);
+  const Tensor other_ref = call_op("scaled_dot_product_attention_grad", {q, k2, v, mask, copy, dout}, attrs);
+  EXPECT_EQ(other.to_vector<double>(), other_ref.to_vector<double>());
+  for (const Attrs& a : {Attrs{{"is_causal", false}, {"mask_grad", true}},
+                         Attrs{{"is_causal", true}, {"scale", 0.5}, {"mask_grad", true}}}) {
+    EXPECT_EQ(call_op("scaled_dot_product_attention_grad", {q, k, v, mask, out, dout}, a).to_vector<double>(),
+              call_op("scaled_dot_product_attention_grad", {q, k, v, mask, copy, dout}, a).to_vector<double>());
+  }
+}
+
 TEST(Attention, BadArgumentsNameTheOpTheArgumentAndTheShapes) {
   const Tensor q = zeros({2, 3, 4}), k = zeros({2, 5, 4}), v = zeros({2, 5, 6});
   auto message = [](const std::function<void()>& f) {

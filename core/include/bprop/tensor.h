@@ -86,6 +86,8 @@ struct TraceEntry {
 };
 }  // namespace autodiff
 
+struct KernelResidual;
+
 struct TensorImpl {
   // User-provided, so that make_shared's value-initialisation runs the member initialisers below instead of first
   // zeroing the whole object with a string store (a sixth of the cost of allocating a scalar's TensorImpl).
@@ -101,6 +103,10 @@ struct TensorImpl {
   bool requires_grad = false;
   bool is_parameter = false;
   std::unique_ptr<const std::string> name;
+  /// What the kernel that computed this value kept beside it for its op's backward (FlashAttention's row
+  /// log-sum-exp); null for almost every tensor. Never part of the value: a backward that finds none, or one
+  /// made from other inputs, recomputes it.
+  std::shared_ptr<const KernelResidual> residual;
   const std::string& param_name() const {
     static const std::string kNone;
     return name ? *name : kNone;
@@ -163,12 +169,32 @@ class Tensor {
   std::string to_string(int max_elements = 64) const;
 
   TensorImpl* impl() const { return impl_.get(); }
+  /// The residual the kernel computing this tensor kept (TensorImpl::residual), or null.
+  const KernelResidual* residual() const { return impl_->residual.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool same(const Tensor& o) const { return impl_ == o.impl_; }
 
  private:
   [[noreturn]] void refuse_host_access() const;
   std::shared_ptr<TensorImpl> impl_;
+};
+
+/// Values a kernel computed beside its output for the op's backward, and the inputs they were computed from (weak
+/// references: they keep no storage alive, and no other tensor can take their place while held), so that a backward
+/// uses them only when its own inputs are those same tensors.
+struct KernelResidual {
+  std::string op;  // the op and the attributes the values depend on
+  std::vector<std::weak_ptr<TensorImpl>> inputs;
+  Tensor values;
+  /// True when `ts` are the inputs the values were computed from (undefined ones matching undefined ones).
+  bool computed_from(const std::vector<Tensor>& ts) const {
+    if (ts.size() != inputs.size()) return false;
+    for (size_t i = 0; i < ts.size(); ++i) {
+      const std::shared_ptr<TensorImpl> held = inputs[i].lock();
+      if (held.get() != (ts[i].defined() ? ts[i].impl() : nullptr)) return false;
+    }
+    return true;
+  }
 };
 
 // ---- creation -------------------------------------------------------------------------------------------
