@@ -445,6 +445,18 @@ val optimizer_state(std::shared_ptr<optim::Optimizer> opt, double i) {
   });
 }
 
+/// [clipped gradient handles..., global norm handle] (optim::clip_by_global_norm).
+val clip_by_global_norm(val grads, double clip_norm) {
+  return guarded([&] {
+    Tensor norm;
+    const std::vector<Tensor> clipped = optim::clip_by_global_norm(to_tensors(grads), clip_norm, &norm);
+    val out = val::array();
+    for (size_t i = 0; i < clipped.size(); ++i) out.set(i, handle_val(clipped[i]));
+    out.set(clipped.size(), norm.defined() ? handle_val(norm) : val::null());
+    return out;
+  });
+}
+
 /// A schedule together with the optimizer it drives, so that the optimizer outlives it.
 struct Schedule {
   std::shared_ptr<optim::Optimizer> optimizer;
@@ -461,6 +473,9 @@ val make_schedule(std::string kind, std::shared_ptr<optim::Optimizer> opt, val a
     } else if (kind == "CosineAnnealingLR") {
       s->scheduler =
           std::make_unique<optim::CosineAnnealingLR>(*opt, a.required_integer("tMax"), a.number("etaMin", 0.0));
+    } else if (kind == "WarmupCosineLR") {
+      s->scheduler = std::make_unique<optim::WarmupCosineLR>(*opt, a.required_integer("warmupSteps"),
+                                                             a.required_integer("totalSteps"), a.number("etaMin", 0.0));
     } else {
       throw ValueError("bprop.optim: unknown learning-rate schedule '" + kind + "'");
     }
@@ -643,6 +658,7 @@ EMSCRIPTEN_BINDINGS(bprop_nn) {
   function("nnOptimizerUpdateCount", &js::optimizer_update_count);
   function("nnOptimizerState", &js::optimizer_state);
   function("nnMakeSchedule", &js::make_schedule);
+  function("nnClipByGlobalNorm", &js::clip_by_global_norm);
   function("nnScheduleStep", &js::schedule_step);
   function("nnScheduleInfo", &js::schedule_info);
   function("nnScheduleLrAt", &js::schedule_lr_at);

@@ -892,6 +892,10 @@ export interface Optim {
   readonly StepLR: NnConstructor<LRScheduler, [optimizer: Optimizer], [number, number], { stepSize?: number; gamma?: number }>;
   /** lr = etaMin + (baseLr - etaMin) (1 + cos(pi epoch / tMax)) / 2. */
   readonly CosineAnnealingLR: NnConstructor<LRScheduler, [optimizer: Optimizer], [number, number], { tMax?: number; etaMin?: number }>;
+  /** Per step: linear warmup to baseLr over warmupSteps, then cosine decay to etaMin at totalSteps (nanoGPT's). */
+  readonly WarmupCosineLR: NnConstructor<LRScheduler, [optimizer: Optimizer], [number, number, number], { warmupSteps?: number; totalSteps?: number; etaMin?: number }>;
+  /** The gradients scaled by clipNorm / max(globalNorm, clipNorm) (MindSpore's ops.clip_by_global_norm). */
+  clipByGlobalNorm(grads: Tensor[], clipNorm?: number): { grads: Tensor[]; globalNorm: Tensor | null };
 }
 
 /** What saveCheckpoint writes: a cell's parameters, or named tensors. */

@@ -241,6 +241,7 @@ const OPTIMIZERS = {
 const SCHEDULES = {
   StepLR: { names: ['stepSize', 'gamma'] },
   CosineAnnealingLR: { names: ['tMax', 'etaMin'], aliases: { T_max: 'tMax' } },
+  WarmupCosineLR: { names: ['warmupSteps', 'totalSteps', 'etaMin'] },
 };
 
 // ---- the namespaces ------------------------------------------------------------------------------------
@@ -643,6 +644,20 @@ export function makeNn(bp, { Tensor, Parameter }) {
     }
   }
   optim.LRScheduler = LRScheduler;
+  /**
+   * MindSpore's ops.clip_by_global_norm: the gradients scaled by clipNorm / max(globalNorm, clipNorm). Returns
+   * { grads, globalNorm } (globalNorm: the norm before clipping, a 0-d tensor, as PyTorch's clip_grad_norm_ returns).
+   */
+  optim.clipByGlobalNorm = (grads, clipNorm = 1.0) => {
+    if (!Array.isArray(grads)) throw new bp.ValueError('clipByGlobalNorm: expected an array of gradient tensors');
+    const handles = grads.map((g, i) => {
+      if (g instanceof Tensor) return g.handle;
+      throw new bp.ValueError(`clipByGlobalNorm: gradient ${i} is not a tensor`);
+    });
+    const out = check(mod.nnClipByGlobalNorm(handles, clipNorm));
+    const norm = out.pop();
+    return { grads: out.map((h) => bp._wrap(h)), globalNorm: norm === null ? null : bp._wrap(norm) };
+  };
   for (const kind of Object.keys(SCHEDULES)) {
     optim[kind] = {
       [kind]: class extends LRScheduler {

@@ -259,4 +259,49 @@ double CosineAnnealingLR::lr_at(int64_t epoch) const {
          (base_lr_ - eta_min_) * (1.0 + std::cos(kPi * static_cast<double>(epoch) / static_cast<double>(t_max_))) / 2.0;
 }
 
+WarmupCosineLR::WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64_t total_steps, double eta_min)
+    : LRScheduler(optimizer), warmup_(warmup_steps), total_(total_steps), eta_min_(eta_min) {
+  if (warmup_steps < 0 || total_steps <= warmup_steps) {
+    throw ValueError("For 'WarmupCosineLR', expected 0 <= warmup_steps < total_steps, got warmup_steps " +
+                     std::to_string(warmup_steps) + " and total_steps " + std::to_string(total_steps));
+  }
+  if (!(eta_min >= 0.0)) throw ValueError("For 'WarmupCosineLR', eta_min must be >= 0, got " + format_number(eta_min));
+  apply();
+}
+
+double WarmupCosineLR::lr_at(int64_t step) const {
+  constexpr double kPi = 3.14159265358979323846;
+  if (step < warmup_) return base_lr_ * static_cast<double>(step + 1) / static_cast<double>(warmup_ + 1);
+  if (step >= total_) return eta_min_;
+  const double ratio = static_cast<double>(step - warmup_) / static_cast<double>(total_ - warmup_);
+  return eta_min_ + (base_lr_ - eta_min_) * (1.0 + std::cos(kPi * ratio)) / 2.0;
+}
+
+std::vector<Tensor> clip_by_global_norm(const std::vector<Tensor>& grads, double clip_norm, Tensor* global_norm) {
+  if (!(clip_norm > 0.0)) {
+    throw ValueError("For 'clip_by_global_norm', clip_norm must be positive, got " + format_number(clip_norm));
+  }
+  Tensor squares;
+  for (const Tensor& g : grads) {
+    if (!g.defined()) continue;
+    if (!is_float(g.dtype())) {
+      throw DTypeError(std::string("For 'clip_by_global_norm', gradients must be float tensors, got ") +
+                       dtype_name(g.dtype()));
+    }
+    // half gradients square and sum in float32 (their squares overflow float16 long before the norm does)
+    const Tensor wide = is_half(g.dtype()) ? ops::cast(g, DType::Float32) : g;
+    const Tensor s = ops::sum(ops::square(wide));
+    squares = squares.defined() ? squares + s : s;
+  }
+  if (!squares.defined()) return grads;
+  const Tensor norm = ops::sqrt(squares);
+  if (global_norm) *global_norm = norm;
+  const Tensor limit = scalar(clip_norm, norm.dtype());
+  const Tensor factor = limit / ops::maximum(norm, limit);
+  std::vector<Tensor> out;
+  out.reserve(grads.size());
+  for (const Tensor& g : grads) out.push_back(g.defined() ? g * ops::cast(factor, g.dtype()) : g);
+  return out;
+}
+
 }  // namespace bprop::optim

@@ -178,6 +178,57 @@ TEST(NnOptim, SchedulesMatchTorch) {
   expect_error<ValueError>([&] { optim::CosineAnnealingLR(opt, 0); }, {"T_max"});
 }
 
+TEST(NnOptim, WarmupCosineWarmsUpLinearlyThenDecaysToItsFloor) {
+  // nanoGPT's get_lr with learning_rate 1, warmup_iters 4, lr_decay_iters 12, min_lr 0.1, worked by hand
+  OptCase c;
+  optim::AdamW opt(c.params(), 1.0);
+  optim::WarmupCosineLR sched(opt, 4, 12, 0.1);
+  const double pi = 3.14159265358979323846;
+  const std::vector<double> want = {0.2, 0.4, 0.6, 0.8, 1.0, 0.1 + 0.9 * (1 + std::cos(pi / 8)) / 2,
+                                    0.1 + 0.9 * (1 + std::cos(pi / 4)) / 2, 0.1 + 0.9 * (1 + std::cos(3 * pi / 8)) / 2,
+                                    0.55, 0.1 + 0.9 * (1 + std::cos(5 * pi / 8)) / 2};
+  EXPECT_DOUBLE_EQ(opt.learning_rate(), want[0]);
+  for (size_t t = 1; t < want.size(); ++t) {
+    sched.step();
+    EXPECT_NEAR(opt.learning_rate(), want[t], 1e-15) << "step " << t;
+  }
+  EXPECT_NEAR(sched.lr_at(12), 0.1, 1e-15);
+  EXPECT_EQ(sched.lr_at(100), 0.1);
+  expect_error<ValueError>([&] { optim::WarmupCosineLR(opt, 5, 5); }, {"WarmupCosineLR", "warmup_steps 5"});
+  expect_error<ValueError>([&] { optim::WarmupCosineLR(opt, -1, 5); }, {"WarmupCosineLR"});
+}
+
+TEST(NnOptim, ClipByGlobalNormScalesEveryGradientByOneFactor) {
+  // global norm of (3, 4) and (12) is 13
+  const std::vector<Tensor> grads = {f64({3.0, 4.0}, {2}), Tensor(), f64({12.0}, {1})};
+  Tensor norm;
+  const std::vector<Tensor> clipped = optim::clip_by_global_norm(grads, 1.0, &norm);
+  EXPECT_DOUBLE_EQ(norm.item(), 13.0);
+  ASSERT_EQ(clipped.size(), 3u);
+  EXPECT_FALSE(clipped[1].defined());
+  expect_values(clipped[0], {2}, {3.0 / 13, 4.0 / 13}, 1e-15);
+  expect_values(clipped[2], {1}, {12.0 / 13}, 1e-15);
+  // under the limit: unchanged, bit for bit (the factor is exactly 1)
+  const std::vector<Tensor> kept = optim::clip_by_global_norm(grads, 20.0);
+  EXPECT_EQ(kept[0].to_vector<double>(), grads[0].to_vector<double>());
+  // half gradients: squares summed in float32 (300^2 overflows no float32, 65504 is float16's largest)
+  const Tensor h = ops::cast(f64({300.0, 400.0}, {2}), DType::Float16);
+  Tensor hn;
+  const std::vector<Tensor> hc = optim::clip_by_global_norm({h}, 5.0, &hn);
+  EXPECT_EQ(hn.dtype(), DType::Float32);
+  EXPECT_FLOAT_EQ(hn.item(), 500.0f);
+  EXPECT_EQ(hc[0].dtype(), DType::Float16);
+  expect_values(ops::cast(hc[0], DType::Float64), {2}, {3.0, 4.0}, 1e-3);
+  // jitted: the same values, traced into the graph
+  const JitFn j = jit([](const std::vector<Tensor>& a) -> Value {
+    return Value::tuple(optim::clip_by_global_norm({a[0], a[1]}, 1.0));
+  });
+  const Value r = j({grads[0], grads[2]});
+  EXPECT_EQ(r[0].tensor().to_vector<double>(), clipped[0].to_vector<double>());
+  expect_error<ValueError>([&] { optim::clip_by_global_norm(grads, 0.0); }, {"clip_by_global_norm", "clip_norm"});
+  expect_error<DTypeError>([&] { optim::clip_by_global_norm({tensor_i32({1}, {1})}, 1.0); }, {"clip_by_global_norm"});
+}
+
 // ---- TrainOneStepCell ---------------------------------------------------------------------------------
 
 TEST(NnTrain, TrainOneStepCellIsValueAndGradPlusUpdate) {

@@ -391,6 +391,26 @@ test('optimizers: SGD, Momentum, Adam and AdamW updates; schedules', () => {
   const cosine = new bp.optim.CosineAnnealingLR(adam, { tMax: 10 });
   near(cosine.lrAt(5), 0.005);
   near(cosine.lrAt(10), 0);
+  // per-step warmup then cosine (nanoGPT's): base 0.01 (adam's), 4 warmup steps, 12 in all, floor 0.001
+  const warm = new bp.optim.WarmupCosineLR(adam, { warmupSteps: 4, totalSteps: 12, etaMin: 0.001 });
+  near(adam.learningRate, 0.002);
+  near(warm.lrAt(3), 0.008);
+  near(warm.lrAt(8), 0.001 + 0.009 * 0.5);
+  near(warm.lrAt(40), 0.001);
+  warm.step();
+  near(adam.learningRate, 0.004);
+  assert.throws(() => new bp.optim.WarmupCosineLR(adam, { warmupSteps: 5, totalSteps: 5 }), /WarmupCosineLR/);
+});
+
+test('bp.optim.clipByGlobalNorm scales every gradient by clipNorm / max(norm, clipNorm)', () => {
+  const { grads, globalNorm } = bp.optim.clipByGlobalNorm([bp.tensor([3, 4]), bp.tensor([12])], 1);
+  near(globalNorm.item(), 13);
+  nearArrays(Array.from(grads[0].data()), [3 / 13, 4 / 13], 1e-6);
+  nearArrays(Array.from(grads[1].data()), [12 / 13], 1e-6);
+  const kept = bp.optim.clipByGlobalNorm([bp.tensor([3, 4])], 10).grads[0];
+  assert.deepEqual(Array.from(kept.data()), [3, 4]);
+  assert.throws(() => bp.optim.clipByGlobalNorm([bp.tensor([1])], 0), /clip_norm/);
+  assert.throws(() => bp.optim.clipByGlobalNorm('x'), bp.ValueError);
 });
 
 test('a bp.nn.Cell with a custom bprop still replaces automatic differentiation', () => {

@@ -168,4 +168,28 @@ class CosineAnnealingLR : public LRScheduler {
   double eta_min_;
 };
 
+/// Linear warmup then cosine decay, per optimizer step (nanoGPT's get_lr): lr = base_lr (t + 1) / (warmup + 1)
+/// for t < warmup; then eta_min + (base_lr - eta_min) (1 + cos(pi (t - warmup) / (total - warmup))) / 2 up to
+/// `total` steps; eta_min after.
+class WarmupCosineLR : public LRScheduler {
+ public:
+  WarmupCosineLR(Optimizer& optimizer, int64_t warmup_steps, int64_t total_steps, double eta_min = 0.0);
+  double lr_at(int64_t step) const override;
+
+ private:
+  int64_t warmup_, total_;
+  double eta_min_;
+};
+
+// ---- gradient clipping ------------------------------------------------------------------------------
+
+/// MindSpore's ops.clip_by_global_norm: every gradient times clip_norm / max(global_norm, clip_norm), where
+/// global_norm = sqrt(sum of every element squared) over all of them (accumulated in float32 at least), so the
+/// clipped set has a global norm of at most clip_norm. Written with ops: a jitted step traces it and reads nothing
+/// back. PyTorch's clip_grad_norm_ scales by min(1, max_norm / (norm + 1e-6)) instead: the same but for that 1e-6.
+/// `global_norm`, when given, receives the norm before clipping (what clip_grad_norm_ returns). Undefined
+/// gradients stay undefined. ValueError unless clip_norm > 0.
+std::vector<Tensor> clip_by_global_norm(const std::vector<Tensor>& grads, double clip_norm = 1.0,
+                                        Tensor* global_norm = nullptr);
+
 }  // namespace bprop::optim
