@@ -404,6 +404,22 @@ val optimizer_step(std::shared_ptr<optim::Optimizer> opt, val grads) {
   });
 }
 
+/// Weight decay off for the parameters whose flag in `excluded` (one per parameter) is true.
+val optimizer_exclude_from_decay(std::shared_ptr<optim::Optimizer> opt, val excluded) {
+  return guarded([&] {
+    const size_t n = opt->parameters().size();
+    if (excluded["length"].as<size_t>() != n) {
+      throw ValueError("For '" + opt->name() + "', excludeFromWeightDecay needs one flag per parameter");
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!excluded[i].as<bool>()) continue;
+      const TensorImpl* target = opt->parameters()[i].impl();
+      opt->exclude_from_weight_decay([target](const Parameter& p) { return p.impl() == target; });
+    }
+    return val(true);
+  });
+}
+
 /// {name, learningRate, stepCount}.
 val optimizer_info(std::shared_ptr<optim::Optimizer> opt) {
   return guarded([&] {
@@ -654,6 +670,7 @@ EMSCRIPTEN_BINDINGS(bprop_nn) {
   function("nnMakeOptimizer", &js::make_optimizer);
   function("nnOptimizerStep", &js::optimizer_step);
   function("nnOptimizerInfo", &js::optimizer_info);
+  function("nnOptimizerExcludeFromDecay", &js::optimizer_exclude_from_decay);
   function("nnOptimizerSetLr", &js::optimizer_set_lr);
   function("nnOptimizerUpdateCount", &js::optimizer_update_count);
   function("nnOptimizerState", &js::optimizer_state);

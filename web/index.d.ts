@@ -807,6 +807,8 @@ export interface Optimizer {
   /** The update only when applyIf (a 0-d bool tensor) is true; otherwise nothing changes, step counts included. */
   step(grads: (Tensor | null)[], applyIf: Tensor): void;
   applyGradients(grads: (Tensor | null)[]): void;
+  /** Weight decay off for the parameters `excluded` picks (default: fewer than 2 dimensions, biases and norms). */
+  excludeFromWeightDecay(excluded?: (p: Parameter) => boolean): this;
   updateCount(i: number): number;
   /** The state tensors of parameter i (momentum_buffer, exp_avg, exp_avg_sq, ...). */
   state(i: number): { [key: string]: Tensor };

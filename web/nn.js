@@ -563,6 +563,14 @@ export function makeNn(bp, { Tensor, Parameter }) {
     set learningRate(lr) {
       check(mod.nnOptimizerSetLr(this._native, lr));
     }
+    /**
+     * Turns weight decay off for the parameters `excluded(p)` picks; by default those of fewer than 2 dimensions
+     * (biases, norm weights: the usual AdamW recipe of nanoGPT and Hugging Face).
+     */
+    excludeFromWeightDecay(excluded = (p) => p.shape.length < 2) {
+      check(mod.nnOptimizerExcludeFromDecay(this._native, this.parameters.map((p) => Boolean(excluded(p)))));
+      return this;
+    }
     /** step() calls so far. */
     get stepCount() {
       return check(mod.nnOptimizerInfo(this._native)).stepCount;

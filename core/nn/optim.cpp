@@ -33,10 +33,19 @@ Optimizer::Optimizer(std::string name, std::vector<Parameter> params, double lr,
   check_rate(name_, "the learning rate", lr);
   check_rate(name_, "weight_decay", weight_decay);
   state_.resize(params_.size());
+  no_decay_.assign(params_.size(), false);
   lr_t_ = Parameter(scalar(lr, DType::Float64), name_ + ".lr", false);
   steps_t_ = Parameter(zeros({}, DType::Float64), name_ + ".steps", false);
   for (const Parameter& p : params_) updates_t_.emplace_back(zeros({}, DType::Float64), p.name() + ".step", false);
 }
+
+void Optimizer::exclude_from_weight_decay(const std::function<bool(const Parameter&)>& excluded) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (excluded(params_[i])) no_decay_[i] = true;
+  }
+}
+
+double Optimizer::weight_decay(size_t i) const { return no_decay_.at(i) ? 0.0 : weight_decay_; }
 
 void Optimizer::set_learning_rate(double lr) {
   check_rate(name_, "the learning rate", lr);
@@ -163,10 +172,10 @@ void SGD::update(size_t i, Parameter& p, const Tensor& grad) {
   if (momentum_ != 0.0) {
     buf = state_tensor(i, "momentum_buffer");
     commit(buf, call_op("sgd_buffer", {buf, grad, p, updates_t_[i]},
-                        {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"dampening", dampening_}}));
+                        {{"weight_decay", weight_decay(i)}, {"momentum", momentum_}, {"dampening", dampening_}}));
   }
   commit(p, call_op("sgd_step", {p, grad, lr_t_, buf},
-                   {{"weight_decay", weight_decay_}, {"momentum", momentum_}, {"nesterov", nesterov_}}));
+                   {{"weight_decay", weight_decay(i)}, {"momentum", momentum_}, {"nesterov", nesterov_}}));
 }
 
 Momentum::Momentum(std::vector<Parameter> params, double learning_rate, double momentum, double weight_decay,
@@ -198,9 +207,9 @@ void Adam::update(size_t i, Parameter& p, const Tensor& grad) {
   const Tensor m = state_tensor(i, "exp_avg");
   const Tensor v = state_tensor(i, "exp_avg_sq");
   commit(m,
-      call_op("adam_m", {m, grad, p}, {{"beta1", beta1_}, {"weight_decay", weight_decay_}, {"decoupled", decoupled_}}));
+      call_op("adam_m", {m, grad, p}, {{"beta1", beta1_}, {"weight_decay", weight_decay(i)}, {"decoupled", decoupled_}}));
   commit(v,
-      call_op("adam_v", {v, grad, p}, {{"beta2", beta2_}, {"weight_decay", weight_decay_}, {"decoupled", decoupled_}}));
+      call_op("adam_v", {v, grad, p}, {{"beta2", beta2_}, {"weight_decay", weight_decay(i)}, {"decoupled", decoupled_}}));
   Tensor v_used = v;
   if (amsgrad_) {  // the largest v so far
     v_used = state_tensor(i, "max_exp_avg_sq");
@@ -211,7 +220,7 @@ void Adam::update(size_t i, Parameter& p, const Tensor& grad) {
                    {{"beta1", beta1_},
                     {"beta2", beta2_},
                     {"eps", eps_},
-                    {"weight_decay", weight_decay_},
+                    {"weight_decay", weight_decay(i)},
                     {"decoupled", decoupled_}}));
 }
 

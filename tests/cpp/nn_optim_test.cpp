@@ -178,6 +178,17 @@ TEST(NnOptim, SchedulesMatchTorch) {
   expect_error<ValueError>([&] { optim::CosineAnnealingLR(opt, 0); }, {"T_max"});
 }
 
+TEST(NnOptim, AdamWLeavesBiasesAndNormsUndecayedWhenExcluded) {
+  // zero gradients: only the decoupled decay moves a parameter, p *= 1 - lr * weight_decay
+  OptCase c;
+  optim::AdamW opt(c.params(), 0.1, {0.9, 0.999}, 1e-8, 0.5);
+  opt.exclude_from_weight_decay(optim::Optimizer::is_bias_or_norm);
+  EXPECT_EQ(opt.weight_decay(0), 0.5);
+  EXPECT_EQ(opt.weight_decay(1), 0.0);
+  opt.step({zeros({2, 3}, DType::Float64), zeros({3}, DType::Float64)});
+  c.expect({0.5 * 0.95, -1.0 * 0.95, 0.25 * 0.95, 1.5 * 0.95, 0.0, -0.75 * 0.95}, {0.1, -0.2, 0.3}, 1e-15);
+}
+
 TEST(NnOptim, WarmupCosineWarmsUpLinearlyThenDecaysToItsFloor) {
   // nanoGPT's get_lr with learning_rate 1, warmup_iters 4, lr_decay_iters 12, min_lr 0.1, worked by hand
   OptCase c;

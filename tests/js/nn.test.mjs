@@ -402,6 +402,18 @@ test('optimizers: SGD, Momentum, Adam and AdamW updates; schedules', () => {
   assert.throws(() => new bp.optim.WarmupCosineLR(adam, { warmupSteps: 5, totalSteps: 5 }), /WarmupCosineLR/);
 });
 
+test('AdamW excludeFromWeightDecay leaves biases and norms undecayed', () => {
+  const w = new bp.Parameter(bp.tensor([[2, 4]]), 'w');
+  const b = new bp.Parameter(bp.tensor([2, 4]), 'b');
+  const opt = new bp.optim.AdamW([w, b], 0.1, { weightDecay: 0.5 }).excludeFromWeightDecay();
+  opt.step([bp.zeros([1, 2]), bp.zeros([2])]);
+  nearArrays(Array.from(w.data()), [1.9, 3.8], 1e-6);
+  assert.deepEqual(Array.from(b.data()), [2, 4]);
+  opt.excludeFromWeightDecay(() => true);  // now nothing decays
+  opt.step([bp.zeros([1, 2]), bp.zeros([2])]);
+  nearArrays(Array.from(w.data()), [1.9, 3.8], 1e-6);
+});
+
 test('bp.optim.clipByGlobalNorm scales every gradient by clipNorm / max(norm, clipNorm)', () => {
   const { grads, globalNorm } = bp.optim.clipByGlobalNorm([bp.tensor([3, 4]), bp.tensor([12])], 1);
   near(globalNorm.item(), 13);

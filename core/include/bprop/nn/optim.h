@@ -4,6 +4,7 @@
 // ops of core/ops/optim_ops.cpp) and Parameter::assign, so a jitted training step traces it too.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -38,6 +39,14 @@ class Optimizer {
   int64_t update_count(size_t i) const;
   /// "SGD", "Adam", ...
   const std::string& name() const { return name_; }
+  /// Turns weight decay off for the parameters `excluded` picks (PyTorch's two parameter groups of the usual
+  /// recipe: nanoGPT and Hugging Face decay matrices and embeddings, not biases and norm weights). Repeated calls
+  /// add to the excluded set.
+  void exclude_from_weight_decay(const std::function<bool(const Parameter&)>& excluded);
+  /// The usual exclusion: parameters of fewer than 2 dimensions (biases, LayerNorm/BatchNorm weights).
+  static bool is_bias_or_norm(const Parameter& p) { return p.dim() < 2; }
+  /// The weight decay parameter i gets.
+  double weight_decay(size_t i) const;
   /// The state tensors (momentum buffers, moments) of parameter i by name, for inspection and checkpoints.
   /// ValueError when i is out of range.
   const std::map<std::string, Tensor>& state(size_t i) const;
@@ -64,6 +73,7 @@ class Optimizer {
   std::vector<Parameter> params_;
   double lr_;
   double weight_decay_;
+  std::vector<bool> no_decay_;  // per parameter: excluded from weight decay
   // Live state, as 0-d float64 tensors that the update ops read (so that a jitted step reads the current values and
   // advances them): the learning rate, the steps taken, and per parameter the updates it had (Adam's t).
   Parameter lr_t_;
