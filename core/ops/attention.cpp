@@ -289,7 +289,7 @@ std::vector<Tensor> attention_grad_bprop(const BpropCtx& c) {
   const bool float_mask = has_mask(c.inputs) && c.input(kMask).dtype() != DType::Bool;
   const Tensor bool_mask = has_mask(c.inputs) && !float_mask ? c.input(kMask) : Tensor();
   const bool mask_grad = wants_mask_grad(c.inputs, c.attrs);
-  // the differentiable inputs, the float mask a zero placeholder when absent
+  // the differentiable inputs; a 0-d zero stands in the float mask's place when there is none
   std::vector<Tensor> primals = {c.input(kQuery), c.input(kKey), c.input(kValue),
                                  float_mask ? c.input(kMask) : like(0.0, c.input(kQuery)), c.input(kOut),
                                  c.input(kDout)};
