@@ -181,4 +181,23 @@ Value SequentialCell::construct(const std::vector<Tensor>& inputs) {
   return v;
 }
 
+// ---- CellList -------------------------------------------------------------------------------------------
+
+void CellList::append(std::shared_ptr<Cell> cell) {
+  if (!cell) throw ValueError("CellList: append was given no cell");
+  register_cell(std::to_string(size()), std::move(cell));
+}
+
+std::shared_ptr<Cell> CellList::operator[](size_t i) const {
+  if (i >= size()) {
+    throw ValueError("CellList: index " + std::to_string(i) + " is out of range for " + std::to_string(size()) +
+                     " cells");
+  }
+  return name_cells()[i].second;
+}
+
+Value CellList::construct(const std::vector<Tensor>&) {
+  throw ValueError("CellList '" + cell_name() + "' holds cells for its parent to call; it cannot be called itself");
+}
+
 }  // namespace bprop

@@ -241,8 +241,9 @@ LayerNorm::LayerNorm(Shape normalized_shape, LayerNormOptions options)
   for (int64_t d : shape_) detail::check_positive("LayerNorm", "every normalized_shape dimension", d);
   detail::check_float_dtype("LayerNorm", options.dtype);
   if (!(eps_ > 0.0)) throw ValueError("For 'LayerNorm', epsilon must be positive, got " + format_number(eps_));
-  gamma = register_parameter("gamma", Parameter(options.gamma_init(shape_, options.dtype), "gamma"));
-  beta = register_parameter("beta", Parameter(options.beta_init(shape_, options.dtype), "beta"));
+  const auto& [gamma_name, beta_name] = options.parameter_names;
+  gamma = register_parameter(gamma_name, Parameter(options.gamma_init(shape_, options.dtype), gamma_name));
+  beta = register_parameter(beta_name, Parameter(options.beta_init(shape_, options.dtype), beta_name));
 }
 
 Value LayerNorm::construct(const std::vector<Tensor>& inputs) {

@@ -95,7 +95,7 @@ Embedding::Embedding(int64_t vocab_size, int64_t embedding_size, EmbeddingOption
       for (int64_t j = 0; j < size_; ++j) p[j] = convert_element<T>(0.0);
     });
   }
-  embedding_table = register_parameter("embedding_table", Parameter(table, "embedding_table"));
+  embedding_table = register_parameter(options.parameter_name, Parameter(table, options.parameter_name));
 }
 
 Value Embedding::construct(const std::vector<Tensor>& inputs) {

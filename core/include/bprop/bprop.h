@@ -15,6 +15,7 @@
 #include "bprop/nn/losses.h"
 #include "bprop/nn/optim.h"
 #include "bprop/nn/train.h"
+#include "bprop/nn/transformer.h"
 #include "bprop/ops.h"
 #include "bprop/random.h"
 #include "bprop/registry.h"

@@ -109,4 +109,17 @@ class SequentialCell : public Cell {
   Value construct(const std::vector<Tensor>& inputs) override;
 };
 
+/// Holds cells named "0", "1", ... for a parent that calls them itself (MindSpore's CellList, PyTorch's
+/// ModuleList): their parameters get the paths "blocks.0.weight". Calling the list is a ValueError.
+class CellList : public Cell {
+ public:
+  CellList() = default;
+  void append(std::shared_ptr<Cell> cell);
+  size_t size() const { return name_cells().size(); }
+  /// The i-th cell (ValueError when out of range).
+  std::shared_ptr<Cell> operator[](size_t i) const;
+
+  Value construct(const std::vector<Tensor>& inputs) override;
+};
+
 }  // namespace bprop

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bprop/cell.h"
@@ -181,6 +182,9 @@ struct LayerNormOptions {
   /// MindSpore's default (PyTorch uses 1e-5).
   double epsilon = 1e-7;
   DType dtype = DType::Float32;
+  /// The names gamma and beta are registered under: MindSpore's by default; {"weight", "bias"} gives PyTorch's
+  /// state-dict keys (the transformer layers use those, so PyTorch checkpoints load with strict matching).
+  std::pair<std::string, std::string> parameter_names = {"gamma", "beta"};
 };
 
 /// Normalises over the trailing dimensions given by normalized_shape; gamma and beta have that shape.
@@ -220,6 +224,8 @@ struct EmbeddingOptions {
   /// The row initialised to zeros.
   std::optional<int64_t> padding_idx = std::nullopt;
   DType dtype = DType::Float32;
+  /// The name the table is registered under: MindSpore's by default, "weight" for PyTorch's state-dict key.
+  std::string parameter_name = "embedding_table";
 };
 
 /// Looks int32 indices up in a (vocab_size, embedding_size) table: output indices.shape + (embedding_size,).
