@@ -1,5 +1,6 @@
 #include "bprop/nn/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "graph/trace.h"
@@ -77,6 +78,83 @@ Tensor& Optimizer::state_tensor(size_t i, const std::string& key, bool* created)
   }
   if (created) *created = fresh;
   return it->second;
+}
+
+std::vector<std::pair<std::string, Tensor>> Optimizer::state_dict(const std::string& prefix) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  out.emplace_back(prefix + "steps", steps_t_.detach().clone());
+  out.emplace_back(prefix + "lr", lr_t_.detach().clone());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const std::string at = prefix + std::to_string(i) + ".";
+    out.emplace_back(at + "step", updates_t_[i].detach().clone());
+    for (const auto& [key, t] : state_[i]) out.emplace_back(at + key, t.detach().clone());
+  }
+  return out;
+}
+
+void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& prefix,
+                                const std::string& source) {
+  const std::string who = "For '" + name_ + ".load_state_dict' (" + source + "), ";
+  const std::vector<std::string> keys = state_keys();
+  // Validate everything into (target, value) pairs first: an error leaves the optimizer as it was.
+  struct Write {
+    Tensor* existing;  // the live state tensor, or null for state still to be created
+    size_t param;
+    std::string key;
+    Tensor value;
+  };
+  std::vector<Write> writes;
+  Tensor steps, lr;
+  std::vector<bool> have_step(params_.size(), false);
+  for (const auto& [name, t] : state) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    auto scalar_entry = [&](Tensor& into) {
+      if (t.dim() != 0) throw ValueError(who + "'" + name + "' must be 0-d, got shape " + shape_str(t.shape()));
+      into = t;
+    };
+    if (rest == "steps") { scalar_entry(steps); continue; }
+    if (rest == "lr") { scalar_entry(lr); continue; }
+    const size_t dot = rest.find('.');
+    size_t i = 0;
+    bool index_ok = dot != std::string::npos && dot > 0;
+    for (size_t c = 0; index_ok && c < dot; ++c) index_ok = rest[c] >= '0' && rest[c] <= '9';
+    if (index_ok) i = std::stoul(rest.substr(0, dot));
+    if (!index_ok || i >= params_.size()) {
+      throw ValueError(who + "'" + name + "' names no state of this optimizer over " + std::to_string(params_.size()) +
+                       " parameters");
+    }
+    const std::string key = rest.substr(dot + 1);
+    if (key == "step") {
+      if (t.dim() != 0) throw ValueError(who + "'" + name + "' must be 0-d, got shape " + shape_str(t.shape()));
+      writes.push_back({&updates_t_[i], i, key, t});
+      have_step[i] = true;
+      continue;
+    }
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      throw ValueError(who + "'" + name + "' is not state of " + name_ + " (a checkpoint of another optimizer?)");
+    }
+    const Parameter& p = params_[i];
+    if (t.shape() != p.shape() || t.dtype() != p.dtype()) {
+      throw ValueError(who + "'" + name + "' is " + dtype_name(t.dtype()) + " " + shape_str(t.shape()) +
+                       " but parameter " + std::to_string(i) + " ('" + p.name() + "') is " + dtype_name(p.dtype()) +
+                       " " + shape_str(p.shape()));
+    }
+    auto it = state_[i].find(key);
+    writes.push_back({it == state_[i].end() ? nullptr : &it->second, i, key, t});
+  }
+  if (!steps.defined() || !lr.defined()) {
+    throw ValueError(who + "the state has no '" + prefix + (steps.defined() ? "lr" : "steps") + "' tensor");
+  }
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!have_step[i]) throw ValueError(who + "the state has no '" + prefix + std::to_string(i) + ".step' tensor");
+  }
+  Parameter::from(steps_t_).assign(steps);
+  set_learning_rate(convert(lr.cpu(), DType::Float64).item());
+  for (Write& w : writes) {
+    Tensor& target = w.existing ? *w.existing : state_tensor(w.param, w.key);
+    Parameter::from(target).assign(w.value);
+  }
 }
 
 void Optimizer::step(const std::vector<Tensor>& grads) { apply(checked_gradients(grads)); }
@@ -167,6 +245,11 @@ SGD::SGD(std::string name, std::vector<Parameter> params, double lr, double mome
   }
 }
 
+std::vector<std::string> SGD::state_keys() const {
+  if (momentum_ == 0.0) return {};
+  return {"momentum_buffer"};
+}
+
 void SGD::update(size_t i, Parameter& p, const Tensor& grad) {
   Tensor buf;
   if (momentum_ != 0.0) {
@@ -203,6 +286,11 @@ Adam::Adam(std::string name, std::vector<Parameter> params, double lr, std::pair
   check_rate(name_, "eps", eps);
 }
 
+std::vector<std::string> Adam::state_keys() const {
+  if (amsgrad_) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+  return {"exp_avg", "exp_avg_sq"};
+}
+
 void Adam::update(size_t i, Parameter& p, const Tensor& grad) {
   const Tensor m = state_tensor(i, "exp_avg");
   const Tensor v = state_tensor(i, "exp_avg_sq");
@@ -236,6 +324,12 @@ LRScheduler::LRScheduler(Optimizer& optimizer)
 void LRScheduler::apply() {
   last_lr_ = lr_at(epoch_);
   opt_.set_learning_rate(last_lr_);
+}
+
+void LRScheduler::set_last_epoch(int64_t epoch) {
+  if (epoch < 0) throw ValueError("For 'LRScheduler.set_last_epoch', the epoch must be >= 0, got " + std::to_string(epoch));
+  epoch_ = epoch;
+  apply();
 }
 
 void LRScheduler::step() {

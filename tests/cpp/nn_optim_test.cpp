@@ -390,3 +390,74 @@ TEST(NnTrain, MlpLearnsSpiralsWithSgdMomentum) {
   const auto [x, y] = spirals(100, 11);
   EXPECT_GE(accuracy(*mlp, x, y), 0.88);
 }
+
+TEST(NnOptim, StateDictResumesBitForBit) {
+  // Six steps in one go against three, the state through checkpoint bytes into a fresh optimizer, three more.
+  auto make = [](const std::vector<Parameter>& ps, const std::string& kind) -> std::unique_ptr<optim::Optimizer> {
+    if (kind == "sgd") return std::make_unique<optim::SGD>(ps, 0.1, 0.9, 0.0, true, 0.01);
+    if (kind == "amsgrad") return std::make_unique<optim::Adam>(ps, 0.05, std::pair{0.8, 0.9}, 1e-8, 0.0, true);
+    return std::make_unique<optim::AdamW>(ps, 0.05);
+  };
+  for (const std::string kind : {"sgd", "amsgrad", "adamw"}) {
+    SCOPED_TRACE(kind);
+    const auto grads = OptCase::grads();
+    OptCase whole;
+    auto a = make(whole.params(), kind);
+    a->exclude_from_weight_decay(optim::Optimizer::is_bias_or_norm);
+    optim::WarmupCosineLR sa(*a, 2, 6);
+    for (int s = 0; s < 6; ++s) {
+      a->step(grads[static_cast<size_t>(s % 3)]);
+      sa.step();
+    }
+
+    OptCase first;
+    auto b = make(first.params(), kind);
+    b->exclude_from_weight_decay(optim::Optimizer::is_bias_or_norm);
+    optim::WarmupCosineLR sb(*b, 2, 6);
+    for (int s = 0; s < 3; ++s) {
+      b->step(grads[static_cast<size_t>(s)]);
+      sb.step();
+    }
+    NamedTensors saved = b->state_dict();
+    saved.emplace_back("w", first.w.detach());
+    saved.emplace_back("b", first.b.detach());
+    const Checkpoint ck = load_checkpoint_bytes(save_checkpoint_bytes(saved));
+
+    OptCase resumed;
+    resumed.w.assign(*ck.find("w"));
+    resumed.b.assign(*ck.find("b"));
+    auto c = make(resumed.params(), kind);
+    c->exclude_from_weight_decay(optim::Optimizer::is_bias_or_norm);
+    optim::WarmupCosineLR sc(*c, 2, 6);
+    c->load_state_dict(ck.tensors, "optimizer.", "resume.safetensors");
+    sc.set_last_epoch(3);
+    EXPECT_EQ(c->step_count(), 3);
+    EXPECT_EQ(c->learning_rate(), b->learning_rate());
+    for (int s = 3; s < 6; ++s) {
+      c->step(grads[static_cast<size_t>(s % 3)]);
+      sc.step();
+    }
+    EXPECT_EQ(resumed.w.to_vector<double>(), whole.w.to_vector<double>());
+    EXPECT_EQ(resumed.b.to_vector<double>(), whole.b.to_vector<double>());
+    EXPECT_EQ(c->state(0).size(), a->state(0).size());
+  }
+}
+
+TEST(NnOptim, LoadStateDictRefusesAnotherOptimizersState) {
+  OptCase c;
+  optim::Adam adam(c.params(), 0.1);
+  adam.step(OptCase::grads()[0]);
+  const NamedTensors st = adam.state_dict();
+  OptCase d;
+  optim::SGD sgd(d.params(), 0.1, 0.9);
+  expect_error<ValueError>([&] { sgd.load_state_dict(st, "optimizer.", "adam.safetensors"); },
+                           {"SGD", "adam.safetensors", "optimizer.0.exp_avg", "another optimizer"});
+  OptCase e;
+  optim::Adam wrong({e.b}, 0.1);
+  expect_error<ValueError>([&] { wrong.load_state_dict(st); }, {"optimizer.0.exp_avg", "(2, 3)", "'b'", "(3,)"});
+  NamedTensors partial(st.begin() + 1, st.end());
+  optim::Adam fresh(e.params(), 0.1);
+  expect_error<ValueError>([&] { fresh.load_state_dict(partial); }, {"optimizer.steps"});
+  EXPECT_EQ(fresh.step_count(), 0);
+  EXPECT_TRUE(fresh.state(0).empty());
+}

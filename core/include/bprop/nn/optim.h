@@ -50,6 +50,17 @@ class Optimizer {
   /// The state tensors (momentum buffers, moments) of parameter i by name, for inspection and checkpoints.
   /// ValueError when i is out of range.
   const std::map<std::string, Tensor>& state(size_t i) const;
+  /// The names of the state tensors an update keeps per parameter ("exp_avg", "exp_avg_sq", ...).
+  virtual std::vector<std::string> state_keys() const = 0;
+  /// Everything an exact resume needs, as tensors for a checkpoint: "<prefix>steps" and "<prefix>lr" (0-d float64),
+  /// and per parameter i (by position in parameters()) "<prefix><i>.step" and "<prefix><i>.<state key>", for the
+  /// state that exists (an optimizer that never stepped has none).
+  std::vector<std::pair<std::string, Tensor>> state_dict(const std::string& prefix = "optimizer.") const;
+  /// Restores what state_dict saved for an optimizer of the same kind over parameters of the same shapes and
+  /// dtypes; tensors not starting with `prefix` are ignored (a checkpoint holds the model's too). ValueError naming
+  /// `source` and the tensor for a missing, unknown or mismatched entry, before anything is written.
+  void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state, const std::string& prefix = "optimizer.",
+                       const std::string& source = "<state>");
 
  protected:
   Optimizer(std::string name, std::vector<Parameter> params, double lr, double weight_decay);
@@ -94,6 +105,7 @@ class SGD : public Optimizer {
   SGD(std::string name, std::vector<Parameter> params, double lr, double momentum, double dampening, bool nesterov,
       double weight_decay);
   void update(size_t i, Parameter& p, const Tensor& grad) override;
+  std::vector<std::string> state_keys() const override;
 
  private:
   double momentum_, dampening_;
@@ -118,6 +130,7 @@ class Adam : public Optimizer {
   Adam(std::string name, std::vector<Parameter> params, double lr, std::pair<double, double> betas, double eps,
        double weight_decay, bool amsgrad, bool decoupled);
   void update(size_t i, Parameter& p, const Tensor& grad) override;
+  std::vector<std::string> state_keys() const override;
 
  private:
   double beta1_, beta2_, eps_;
@@ -146,6 +159,8 @@ class LRScheduler {
   double base_lr() const { return base_lr_; }
   /// The rate at `epoch`.
   virtual double lr_at(int64_t epoch) const = 0;
+  /// Jumps to `epoch` (a resumed run: the epochs or steps already taken) and sets its rate. ValueError if negative.
+  void set_last_epoch(int64_t epoch);
 
  protected:
   explicit LRScheduler(Optimizer& optimizer);
