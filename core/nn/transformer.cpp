@@ -326,7 +326,8 @@ Tensor GPT::hidden(const Tensor& ids, std::vector<Tensor>* weights) {
   }
   std::vector<int32_t> pos(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) pos[static_cast<size_t>(t)] = static_cast<int32_t>(t);
-  Tensor x = (*drop_)((*wte)(batched) + (*wpe)(tensor_i32(pos, {T}).to(ids.device())));
+  // The positions live where the weights do (the ids may be a traced value under jit).
+  Tensor x = (*drop_)((*wte)(batched) + (*wpe)(tensor_i32(pos, {T}).to(wpe->embedding_table.device())));
   AttentionCall causal;
   causal.is_causal = true;
   causal.need_weights = weights != nullptr;

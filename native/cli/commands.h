@@ -18,6 +18,14 @@ int ops_command(const std::vector<std::string>& args);
 /// exit 0 when done, 2 on bad arguments or data files, 1 when training failed.
 int train_command(const std::vector<std::string>& args);
 
+/// `bprop train --model gpt [--data text:FILE] ...`: trains the character-level GPT and saves a resumable
+/// checkpoint; exit 0 when done, 2 on bad arguments or data, 1 when training failed.
+int train_gpt_command(const std::vector<std::string>& args);
+
+/// `bprop generate --checkpoint FILE [--prompt TEXT] ...`: text from a GPT checkpoint; exit 0, or 2 on bad
+/// arguments or a checkpoint that is not a GPT's.
+int generate_command(const std::vector<std::string>& args);
+
 /// `bprop eval --checkpoint FILE [--model mlp|cnn] [--data DIR]`: test loss and accuracy of a checkpoint;
 /// exit 0 when done, 2 on bad arguments, data files or a checkpoint that does not fit the model.
 int eval_command(const std::vector<std::string>& args);

@@ -7,6 +7,7 @@
 
 #include "bprop/nn/checkpoint.h"
 #include "commands.h"
+#include "flags.h"
 #include "data/idx.h"
 #include "kernels/cpu/parallel.h"
 #include "models/models.h"
@@ -74,12 +75,6 @@ EvalArgs parse_args(const std::vector<std::string>& args) {
     throw std::invalid_argument("option '--model' must be mlp or cnn, got '" + out.model + "'");
   }
   return out;
-}
-
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
-  return buf;
 }
 
 }  // namespace

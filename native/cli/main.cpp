@@ -33,11 +33,19 @@ const char* kHelp =
     "                          accuracy after each, a safetensors checkpoint at the end (bprop train --help).\n"
     "                          Data parallel over MPI: mpirun -np 4 bprop train --data-parallel ...\n"
     "                          (HCCL with --device ascend: mpirun -np 8 bprop train --data-parallel --device ascend)\n"
+    "  train --model gpt [--data text:FILE] [--context N] [--layers N] [--heads N] [--width N] [--steps N]\n"
+    "        [--batch-size B] [--grad-accum N] [--clip C] [--warmup N] [--resume FILE] [--data-parallel]\n"
+    "                          trains a character-level GPT on a text file (default: the fortunes corpus of\n"
+    "                          scripts/make-text-corpus.mjs) with a validation loss per evaluation and a\n"
+    "                          checkpoint that resumes exactly (bprop train --model gpt --help).\n"
+    "  generate --checkpoint FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] [--seed S]\n"
+    "                          text from a GPT checkpoint.\n"
     "  eval --checkpoint FILE [--model mlp|cnn] [--data DIR]\n"
     "                          the test loss and accuracy of a checkpoint saved by train.\n"
     "  devices                 the CPU (threads, features, BLAS) and the Ascend NPUs found, with the CANN\n"
     "                          version, or why there are none.\n"
-    "  check, train and eval take --device cpu|ascend[:N] (or BPROP_DEVICE in the environment): where ops run.\n"
+    "  check, train, generate and eval take --device cpu|ascend[:N] (or BPROP_DEVICE in the environment):\n"
+    "                          where ops run.\n"
     "  help, --help, -h        this text.\n";
 
 }  // namespace
@@ -59,6 +67,7 @@ int main(int argc, char** argv) {
     if (cmd == "ops") return bprop::cli::ops_command(args);
     if (cmd == "train") return bprop::cli::train_command(args);
     if (cmd == "eval") return bprop::cli::eval_command(args);
+    if (cmd == "generate") return bprop::cli::generate_command(args);
     if (cmd == "devices") return bprop::cli::devices_command(args);
   } catch (const std::exception& e) {
     std::cerr << "bprop " << cmd << ": " << e.what() << "\n";

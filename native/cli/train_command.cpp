@@ -20,6 +20,7 @@
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"
 #include "commands.h"
+#include "flags.h"
 #include "data/idx.h"
 #include "kernels/cpu/parallel.h"
 #include "models/models.h"
@@ -73,82 +74,6 @@ const char* kTrainHelp =
     "checkpoint's metadata with the model name, epochs and test accuracy). Progress goes to stderr, results\n"
     "to stdout. Exit status: 0 done, 2 bad arguments or data files, 1 training failed.\n";
 
-// --flag VALUE or --flag=VALUE, for the flags in `known`.
-std::map<std::string, std::string> parse_flags(const std::vector<std::string>& args,
-                                               const std::vector<std::string>& known) {
-  std::map<std::string, std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i], value;
-    bool has_value = false;
-    if (name.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + name + "'");
-    const size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    bool ok = false;
-    for (const auto& k : known) ok = ok || k == name;
-    if (!ok) throw std::invalid_argument("unknown option '" + name + "'");
-    if (!has_value) {
-      if (i + 1 >= args.size()) throw std::invalid_argument("option '" + name + "' needs a value");
-      value = args[++i];
-    }
-    out[name] = value;
-  }
-  return out;
-}
-
-int64_t int_flag(const std::map<std::string, std::string>& f, const std::string& name, int64_t def, int64_t min) {
-  const auto it = f.find(name);
-  if (it == f.end()) return def;
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != it->second.size()) {
-    throw std::invalid_argument("option '" + name + "' needs an integer, got '" + it->second + "'");
-  }
-  if (v < min) throw std::invalid_argument("option '" + name + "' must be >= " + std::to_string(min) + ", got " + it->second);
-  return v;
-}
-
-double real_flag(const std::map<std::string, std::string>& f, const std::string& name, double def) {
-  const auto it = f.find(name);
-  if (it == f.end()) return def;
-  size_t used = 0;
-  double v = 0.0;
-  try {
-    v = std::stod(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != it->second.size() || !std::isfinite(v)) {
-    throw std::invalid_argument("option '" + name + "' needs a number, got '" + it->second + "'");
-  }
-  return v;
-}
-
-std::string string_flag(const std::map<std::string, std::string>& f, const std::string& name, const std::string& def) {
-  const auto it = f.find(name);
-  return it == f.end() ? def : it->second;
-}
-
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
-  return buf;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 // The \r-updated progress line of one epoch on stderr: redrawn at most 10 times a second on a terminal,
 // every 10 seconds otherwise (logs), and always on the last batch.
 class ProgressBar {
@@ -182,15 +107,14 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
-// Where the output of ranks other than 0 goes.
-std::ostream& null_stream() {
-  static std::ostream sink(nullptr);
-  return sink;
-}
-
 }  // namespace
 
 int train_command(const std::vector<std::string>& given) {
+  for (size_t i = 0; i < given.size(); ++i) {
+    if (given[i] == "--model=gpt" || (given[i] == "--model" && i + 1 < given.size() && given[i + 1] == "gpt")) {
+      return train_gpt_command(given);
+    }
+  }
   std::vector<std::string> args = given;
   take_device_option(args);
   for (const auto& a : args) {
