@@ -5,6 +5,7 @@
 #   fault-exit, fault-throw  rank 1 exits / throws at step 5: mpirun ends non-zero within 30 s, the output
 #                            names rank 1, and no rank is left running
 #   fault-hang               rank 1 sleeps at step 5: the watchdog (BPROP_DIST_TIMEOUT=5) aborts the job
+#   gpt-cli                  mpirun -np 2 bprop train --model gpt --data-parallel: the validation losses of one process
 #   cli                      mpirun -np 2 bprop train --data-parallel: one log and one checkpoint (rank 0), the
 #                            same losses and accuracies as one process; --resume starts every rank from it
 #   batchnorm                batch-norm statistics differ between ranks by default, equal with average_state
@@ -99,6 +100,25 @@ case $case_name in
     echo "training loss of the first epoch: fresh $fresh, resumed $resumed"
     awk -v a="$resumed" -v b="$fresh" 'BEGIN { exit !(a < 0.8 * b) }' || fail "the resumed run did not start from the checkpoint"
     strip "$dir/two.txt"
+    ;;
+  gpt-cli)
+    # bprop train --model gpt --data-parallel on 2 ranks (each half of every micro-batch, gradients summed) reports
+    # the validation losses of one process, and rank 0 alone saves.
+    bprop="$(dirname "$bin")/../../bprop"
+    text="$(dirname "$0")/../../demos/web/data/fortunes/train.txt"
+    dir=$(mktemp -d)
+    trap 'rm -rf "$dir" "$out"' EXIT
+    args=(train --model gpt --data "text:$text" --context 32 --layers 2 --heads 2 --width 32 --batch-size 8
+          --grad-accum 2 --steps 30 --warmup 5 --eval-interval 10 --eval-batches 4 --sample-tokens 0 --threads 1)
+    "$bprop" "${args[@]}" --out "$dir/one.safetensors" >"$dir/one.txt" 2>"$dir/one.err" || { cat "$dir/one.err" >"$out"; fail "one process failed"; }
+    timeout 100 "${launch[@]}" -np 2 "$bprop" "${args[@]}" --data-parallel --out "$dir/two.safetensors" \
+      >"$dir/two.txt" 2>"$dir/two.err" || { cat "$dir/two.err" >"$out"; fail "2 ranks failed"; }
+    cat "$dir/two.txt" >"$out"
+    [ "$(grep -c '^saved ' "$dir/two.txt")" -eq 1 ] || fail "expected one 'saved' line (rank 0 only)"
+    [ "$(grep -c '^step .* val loss' "$dir/one.txt")" -eq 3 ] || fail "expected 3 validations"
+    # Summed over ranks in another order, the losses agree to the printed 4 decimals.
+    diff <(grep '^step .* val loss' "$dir/one.txt") <(grep '^step .* val loss' "$dir/two.txt") || fail "2 ranks report other losses"
+    grep 'val loss' "$dir/two.txt"
     ;;
   mismatch)
     timeout 60 "${launch[@]}" -np 3 "$bin" mismatch >"$out" 2>&1 || fail "exit status $?"

@@ -1,0 +1,66 @@
+# `bprop train --model gpt` and `bprop generate` on the demo's fortunes slice, a small model:
+#   - 200 steps in one run = 100 steps (--stop-at 100) + --resume + 100 steps: the same checkpoint, byte for byte
+#     (weights, optimizer state, metadata);
+#   - --jit gives the bytes of the eager run;
+#   - generate is seeded (the same text twice, another for another seed) and refuses a classifier checkpoint.
+#   cmake -DBPROP=<bprop> -DDIR=<scratch folder> -DTEXT=<train.txt> -DGOLDEN=<a classifier checkpoint> -P train_gpt_cli.cmake
+cmake_minimum_required(VERSION 3.20)
+set(args train --model gpt --data text:${TEXT} --context 32 --layers 2 --heads 2 --width 32 --batch-size 8
+         --grad-accum 2 --steps 200 --warmup 20 --eval-interval 100 --eval-batches 2 --sample-tokens 0 --threads 1)
+function(run)
+  execute_process(COMMAND ${BPROP} ${ARGN} OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "bprop ${ARGN} failed (${rc}): ${stderr}")
+  endif()
+  set(stdout "${stdout}" PARENT_SCOPE)
+endfunction()
+function(expect_same a b what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${a} ${b} RESULT_VARIABLE differ)
+  if(differ)
+    message(FATAL_ERROR "${what}: ${a} and ${b} differ")
+  endif()
+endfunction()
+
+run(${args} --out ${DIR}/gpt_whole.safetensors)
+string(REGEX MATCH "step 200/200  val loss ([0-9.]+)" _ "${stdout}")
+if(NOT CMAKE_MATCH_1 OR CMAKE_MATCH_1 GREATER_EQUAL 3.2)
+  message(FATAL_ERROR "200 steps did not learn (validation loss '${CMAKE_MATCH_1}', a uniform guess is 4.56): ${stdout}")
+endif()
+run(${args} --stop-at 100 --out ${DIR}/gpt_first.safetensors)
+run(train --model gpt --data text:${TEXT} --resume ${DIR}/gpt_first.safetensors --sample-tokens 0 --threads 1
+    --out ${DIR}/gpt_resumed.safetensors)
+if(NOT stdout MATCHES "from step 100")
+  message(FATAL_ERROR "the resumed run did not start at step 100: ${stdout}")
+endif()
+expect_same(${DIR}/gpt_whole.safetensors ${DIR}/gpt_resumed.safetensors "200 steps against 100 + resume + 100")
+run(${args} --jit --out ${DIR}/gpt_jit.safetensors)
+expect_same(${DIR}/gpt_whole.safetensors ${DIR}/gpt_jit.safetensors "--jit against eager")
+
+run(generate --checkpoint ${DIR}/gpt_whole.safetensors --prompt "The " --tokens 60 --seed 4)
+set(first "${stdout}")
+run(generate --checkpoint ${DIR}/gpt_whole.safetensors --prompt "The " --tokens 60 --seed 4)
+if(NOT first STREQUAL stdout)
+  message(FATAL_ERROR "generate with one seed printed two texts:\n${first}\n${stdout}")
+endif()
+string(LENGTH "${first}" n)
+if(NOT first MATCHES "^The " OR n LESS 64)
+  message(FATAL_ERROR "generate did not print the prompt and 60 characters: '${first}'")
+endif()
+run(generate --checkpoint ${DIR}/gpt_whole.safetensors --prompt "The " --tokens 60 --seed 5)
+if(first STREQUAL stdout)
+  message(FATAL_ERROR "seeds 4 and 5 generated the same text")
+endif()
+execute_process(COMMAND ${BPROP} generate --checkpoint ${GOLDEN} ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "is not a GPT checkpoint")
+  message(FATAL_ERROR "generate on a classifier checkpoint: exit ${rc}, ${err}")
+endif()
+execute_process(COMMAND ${BPROP} generate --checkpoint ${DIR}/gpt_whole.safetensors --prompt "a\tb"
+                ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "not in the vocabulary")
+  message(FATAL_ERROR "generate with a prompt outside the vocabulary: exit ${rc}, ${err}")
+endif()
+execute_process(COMMAND ${BPROP} train --model gpt --data text:${TEXT} --width 30 --heads 4 ERROR_VARIABLE err
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "--width")
+  message(FATAL_ERROR "train --model gpt --width 30 --heads 4: exit ${rc}, ${err}")
+endif()
