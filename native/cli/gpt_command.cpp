@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,8 @@ const char* kTrainGptHelp =
     "  --eval-interval  steps between validations; default 250.  --eval-batches: batches per validation; default 20\n"
     "  --seed         seeds the initial weights and the batches; default 0\n"
     "  --out          the checkpoint (weights, optimizer state, step, vocabulary); default gpt.safetensors\n"
-    "  --stop-at N    stop after step N and save (the schedule still spans --steps): a run to resume later\n"
+    "  --stop-at N    stop after step N and save (the schedule still spans --steps): a run to resume later;\n"
+    "                 0 saves the initial weights untrained\n"
     "  --resume FILE  go on from a checkpoint of this command (the model, vocabulary and training options are\n"
     "                 the checkpoint's unless given again): 100 steps + resume + 100 steps = 200 steps, bit for bit\n"
     "  --jit          each step (micro-batches, clipping, update) as one traced graph\n"
@@ -214,7 +216,7 @@ int train_gpt_command(const std::vector<std::string>& given) {
     out_path = string_flag(f, "--out", "gpt.safetensors");
     threads = int_flag(f, "--threads", 0, 1);
     sample_tokens = int_flag(f, "--sample-tokens", 200, 0);
-    stop_at = int_flag(f, "--stop-at", opts.steps, 1);
+    stop_at = int_flag(f, "--stop-at", opts.steps, 0);
     if (stop_at > opts.steps) throw std::invalid_argument("option '--stop-at' must be at most --steps");
   } catch (const std::invalid_argument& e) {
     std::cerr << "bprop train: " << e.what() << " (see bprop train --model gpt --help)\n";
@@ -291,29 +293,29 @@ int train_gpt_command(const std::vector<std::string>& given) {
       << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "") << (opts.jit ? ", jit" : "") << std::endl;
 
   StepBar bar(trainer->step());
-  models::GptEval last_eval;
+  std::optional<models::GptEval> last_eval;
   try {
-    trainer->fit(
-        corpus, stop_at,
-        [&](const models::GptStepReport& r) {
-          if (root) bar.update(r, opts.steps, opts.batch_size * c.context);
-        },
-        [&](int64_t step, const models::GptEval& e) {
-          last_eval = e;
-          if (root) bar.interrupt();
-          out << "step " << step << "/" << opts.steps << "  val loss " << fixed(e.loss, 4) << "  perplexity "
-              << fixed(e.perplexity, 3) << std::endl;
-        });
+    const auto on_step = [&](const models::GptStepReport& r) {
+      if (root) bar.update(r, opts.steps, opts.batch_size * c.context);
+    };
+    const auto on_eval = [&](int64_t step, const models::GptEval& e) {
+      last_eval = e;
+      if (root) bar.interrupt();
+      out << "step " << step << "/" << opts.steps << "  val loss " << fixed(e.loss, 4) << "  perplexity "
+          << fixed(e.perplexity, 3) << std::endl;
+    };
+    if (stop_at > trainer->step()) trainer->fit(corpus, stop_at, on_step, on_eval);  // --stop-at 0: untrained
     if (root) {
-      trainer->save(out_path, corpus.vocab,
-                    {{"val_loss", fixed(last_eval.loss, 6)}, {"train_data", corpus.train_path}});
+      CheckpointMetadata extra = {{"train_data", corpus.train_path}};
+      if (last_eval) extra["val_loss"] = fixed(last_eval->loss, 6);
+      trainer->save(out_path, corpus.vocab, extra);
     }
   } catch (const Error& e) {
     if (root) std::cerr << "\n";
     return fail(1, e.what());
   }
-  out << "saved " << out_path << " (step " << trainer->step() << ", val loss " << fixed(last_eval.loss, 4) << ")"
-      << std::endl;
+  out << "saved " << out_path << " (step " << trainer->step()
+      << (last_eval ? ", val loss " + fixed(last_eval->loss, 4) : std::string(", untrained")) << ")" << std::endl;
   if (root && sample_tokens > 0) {
     const std::vector<int32_t> ids = model->generate(corpus.vocab.encode("\n"), {.tokens = sample_tokens,
                                                                                  .temperature = 0.8,
