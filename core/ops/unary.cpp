@@ -65,6 +65,34 @@ OpImpl vec_kernel(F f) {
 
 void alpha_param(const Attrs& a, double* p) { p[0] = a.get_float("alpha"); }
 
+// gelu's one parameter: 1 for the tanh form, 0 for the exact one.
+void gelu_param(const Attrs& a, double* p) { p[0] = a.get_string("approximate") == "tanh" ? 1.0 : 0.0; }
+
+template <typename T>
+T gelu_of(T v, const double* p) {
+  if (p[0] != 0) return static_cast<T>(0.5 * v * (1.0 + std::tanh(kGeluK * (v + kGeluC * v * v * v))));
+  return static_cast<T>(0.5 * v * std::erfc(-v / kSqrt2));
+}
+
+// float32 through the vectorised gelu of either form (kernels/cpu/vmath.h).
+void gelu_f32(const ElementOperand* in, void* out, int64_t n) {
+  const VecFn vec = *static_cast<const double*>(in[1].data) != 0 ? VecFn(&cpu::vm::gelu_tanh) : VecFn(&cpu::vm::gelu);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out);
+  if (!in[0].scalar) return vec(x, y, n);
+  float v;
+  vec(x, &v, 1);
+  for (int64_t i = 0; i < n; ++i) y[i] = v;
+}
+
+// gelu: float32 vectorised, float64 in double through libm; the same functions eagerly and in fused loops.
+OpImpl gelu_impl() {
+  auto f = [](auto v, const double* p) { return gelu_of(v, p); };
+  OpImpl impl = param_kernel<1, false>(f, gelu_param);
+  const ElementwiseDef def{&gelu_f32, impl.elementwise.f64, 1, gelu_param};
+  return with_elementwise(def, std::move(impl.kernel));
+}
+
 template <typename T>
 T sigmoid_of(T v) {
   return v >= 0 ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
@@ -80,6 +108,11 @@ Tensor tanh_grad(const Tensor& y, const Tensor& dy) {
 Tensor sigmoid_grad(const Tensor& y, const Tensor& dy) {
   static const OpDef& op = registry().get("sigmoid_grad");
   return call_op(op, {y, dy});
+}
+
+Tensor gelu_grad(const Tensor& x, const Tensor& dy) {
+  static const OpDef& op = registry().get("gelu_grad");
+  return call_op(op, {x, dy});
 }
 
 Tensor relu_grad(const Tensor& y, const Tensor& dy) {
@@ -253,15 +286,9 @@ void register_unary_ops(Registry& r) {
        },
        kOutUnused,
        {{"alpha", AttrKind::Float, 1.0}}},
-      // gelu "none": x Phi(x) -> Phi(x) + x phi(x); "tanh": 0.5 x (1 + tanh u), u = k (x + c x^3)
-      {"gelu", float_dtype,
-       param_kernel<1, false>(
-           [](auto v, const double* p) {
-             using T = decltype(v);
-             if (p[0] != 0) return static_cast<T>(0.5 * v * (1.0 + std::tanh(kGeluK * (v + kGeluC * v * v * v))));
-             return static_cast<T>(0.5 * v * (1.0 + std::erf(v / kSqrt2)));
-           },
-           [](const Attrs& a, double* p) { p[0] = a.get_string("approximate") == "tanh" ? 1.0 : 0.0; }),
+      // gelu "none": x Phi(x) -> gelu_grad(x, dout) = dout (Phi(x) + x phi(x)); "tanh": 0.5 x (1 + tanh u),
+      // u = k (x + c x^3), composed
+      {"gelu", float_dtype, gelu_impl(),
        [](const BpropCtx& c) -> std::vector<Tensor> {
          const Tensor& x = c.input(0);
          if (c.attrs.get_string("approximate") == "tanh") {
@@ -269,9 +296,7 @@ void register_unary_ops(Registry& r) {
            const Tensor du = (x * x * (3.0 * kGeluC) + 1.0) * kGeluK;
            return {c.dout * ((t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * du)};
          }
-         const Tensor cdf = (ops::erf(x / kSqrt2) + 1.0) * 0.5;
-         const Tensor pdf = ops::exp(x * x * -0.5) * kInvSqrt2Pi;
-         return {c.dout * (cdf + x * pdf)};
+         return {gelu_grad(x, c.dout)};
        },
        kOutUnused,
        {{"approximate", AttrKind::String, std::string("none"), false, {"none", "tanh"}}}},
@@ -300,6 +325,24 @@ void register_unary_ops(Registry& r) {
         return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * y * -2.0 : Tensor(),
                                  c.needs(1) ? tanh_grad(y, c.dout) : Tensor()});
       }));
+  // gelu_grad(x, dy) = dy (Phi(x) + x phi(x)), from gelu's input: d/dx = dy phi(x) (2 - x^2) dout,
+  // d/ddy = gelu_grad(x, dout)
+  {
+    OpDef op = grad_def(
+        "gelu_grad", grad_kernel<cpu::vm::gelu_grad>([](auto x, auto d) {
+          using T = decltype(x);
+          const double v = x;
+          return static_cast<T>(d * (0.5 * std::erfc(-v / kSqrt2) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v)));
+        }),
+        [](const BpropCtx& c) {
+          const Tensor &x = c.input(0), &dy = c.input(1);
+          const Tensor pdf = ops::exp(x * x * -0.5) * kInvSqrt2Pi;
+          return sum_to_inputs(c, {c.needs(0) ? c.dout * dy * pdf * (2.0 - x * x) : Tensor(),
+                                   c.needs(1) ? gelu_grad(x, c.dout) : Tensor()});
+        });
+    op.inputs = {{"x"}, {"dy"}};
+    r.add(std::move(op));
+  }
   // relu_grad(y, dy) = dy [y > 0]: piecewise constant in y (no gradient there), d/ddy = relu_grad(y, dout)
   r.add(grad_def(
       "relu_grad", grad_kernel<relu_grad_f32>([](auto y, auto d) { return y > decltype(y)(0) ? d : decltype(d)(0); }),

@@ -47,11 +47,13 @@ std::vector<OpCheckRow> build() {
   t.push_back(row("gelu_none", "gelu", {f({2, 3})}));
   t.push_back(row("gelu_tanh", "gelu", {f({2, 3})}, {{"approximate", std::string("tanh")}}));
   for (const char* op : {"floor", "ceil", "round"}) t.push_back(nograd(op, op, {f({2, 3})}));
-  // gradient ops of the unary family (internal): (y, dy) with y in the range of tanh / sigmoid
+  // gradient ops of the unary family (internal): (y, dy) with y in the range of tanh / sigmoid; gelu_grad (x, dy)
   t.push_back(row("tanh_grad", "tanh_grad", {f({2, 3}, -0.9, 0.9), f({2, 3})}));
   t.push_back(row("tanh_grad_broadcast_dy", "tanh_grad", {f({2, 3}, -0.9, 0.9), f({3})}));
   t.push_back(row("sigmoid_grad", "sigmoid_grad", {f({2, 3}, 0.1, 0.9), f({2, 3})}));
   t.push_back(row("sigmoid_grad_broadcast_y", "sigmoid_grad", {f({3}, 0.1, 0.9), f({2, 3})}));
+  t.push_back(row("gelu_grad", "gelu_grad", {f({2, 3}, -3.0, 3.0), f({2, 3})}));
+  t.push_back(row("gelu_grad_broadcast_dy", "gelu_grad", {f({2, 3}, -3.0, 3.0), f({3})}));
   t.push_back(row("relu_grad", "relu_grad", {nz({2, 3}), f({2, 3})}));
   t.push_back(row("relu_grad_broadcast_dy", "relu_grad", {nz({2, 3}), f({3})}));
   // ---- random (no gradient; the key is a 0-d tensor holding the seed) ----

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/vmath.h"
 
 namespace bprop::cpu {
 namespace {
@@ -53,6 +55,17 @@ int64_t key_end(const AttentionLayout& a, int64_t last_row) { return a.causal ? 
 // One tile of query rows: the online softmax over every key tile, then out = acc / l and lse = m + log l.
 // (values false: the row statistics alone. A run-time flag, not a template parameter: one copy of the loop per
 // dtype keeps the WebAssembly module small.)
+// row[c] = e^(row[c] - shift) for c < n (-inf gives 0): vectorised in float32 (vm::exp), std::exp otherwise.
+template <typename T>
+void exp_shifted(T* row, int64_t n, T shift) {
+  for (int64_t c = 0; c < n; ++c) row[c] -= shift;
+  if constexpr (std::is_same_v<T, float>) {
+    vm::exp(row, row, n);
+  } else {
+    for (int64_t c = 0; c < n; ++c) row[c] = std::exp(row[c]);
+  }
+}
+
 template <typename T>
 void forward_rows(bool values, const AttentionLayout& a, int64_t b, int64_t i0, const T* q, const T* k, const T* v,
                   const void* mask, T* out, T* lse, std::vector<T>& scratch) {
@@ -77,11 +90,9 @@ void forward_rows(bool values, const AttentionLayout& a, int64_t b, int64_t i0, 
         continue;
       }
       const T alpha = std::exp(m[r] - m_new);  // 0 on the first unmasked tile (m = -inf)
+      exp_shifted(row, cols, m_new);
       T sum = 0;
-      for (int64_t c = 0; c < cols; ++c) {
-        row[c] = std::exp(row[c] - m_new);
-        sum += row[c];
-      }
+      for (int64_t c = 0; c < cols; ++c) sum += row[c];
       l[r] = l[r] * alpha + sum;
       m[r] = m_new;
       if (values) {
@@ -143,8 +154,10 @@ void backward_problem(const AttentionLayout& a, int64_t b, const T* q, const T* 
       for (int64_t r = 0; r < rows; ++r) {
         const T row_lse = lse[b * a.L + i0 + r];
         T* row = p + r * kCols;
-        for (int64_t c = 0; c < cols; ++c) {
-          row[c] = (row[c] == kNegInf<T> || row_lse == kNegInf<T>) ? T(0) : std::exp(row[c] - row_lse);
+        if (row_lse == kNegInf<T>) {  // a fully masked row: no probabilities
+          std::fill(row, row + cols, T(0));
+        } else {
+          exp_shifted(row, cols, row_lse);  // masked scores (-inf) give 0
         }
       }
       const T* g = dout + a.out_off[b] + i0 * a.Ev;

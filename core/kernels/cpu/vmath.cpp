@@ -72,8 +72,8 @@ using Binary = void (*)(const float*, const float*, float*, int64_t);
 
 struct Table {
   Isa isa;
-  Unary exp, expm1, log, log1p, tanh, sigmoid, softplus, silu;
-  Binary tanh_grad, sigmoid_grad;
+  Unary exp, expm1, log, log1p, tanh, sigmoid, softplus, silu, gelu, gelu_tanh;
+  Binary tanh_grad, sigmoid_grad, gelu_grad;
   double (*sum)(const float*, int64_t);
   void (*arith_vv)(Arith, const float*, const float*, float*, int64_t);
   void (*arith_vs)(Arith, const float*, float, float*, int64_t);
@@ -82,8 +82,9 @@ struct Table {
 
 #define BPROP_VM_TABLE(isa, ns)                                                                           \
   Table {                                                                                                 \
-    isa, ns::exp, ns::expm1, ns::log, ns::log1p, ns::tanh, ns::sigmoid, ns::softplus, ns::silu,          \
-        ns::tanh_grad, ns::sigmoid_grad, ns::sum, ns::arith_vv, ns::arith_vs, ns::arith_sv                \
+    isa, ns::exp, ns::expm1, ns::log, ns::log1p, ns::tanh, ns::sigmoid, ns::softplus, ns::silu, ns::gelu, \
+        ns::gelu_tanh, ns::tanh_grad, ns::sigmoid_grad, ns::gelu_grad, ns::sum, ns::arith_vv, ns::arith_vs,   \
+        ns::arith_sv                                                                                      \
   }
 
 const Table kGeneric = BPROP_VM_TABLE(Isa::Generic, generic);
@@ -163,6 +164,9 @@ void tanh(const float* x, float* y, int64_t n) { T().tanh(x, y, n); }
 void sigmoid(const float* x, float* y, int64_t n) { T().sigmoid(x, y, n); }
 void softplus(const float* x, float* y, int64_t n) { T().softplus(x, y, n); }
 void silu(const float* x, float* y, int64_t n) { T().silu(x, y, n); }
+void gelu(const float* x, float* y, int64_t n) { T().gelu(x, y, n); }
+void gelu_tanh(const float* x, float* y, int64_t n) { T().gelu_tanh(x, y, n); }
+void gelu_grad(const float* x, const float* dy, float* out, int64_t n) { T().gelu_grad(x, dy, out, n); }
 void tanh_grad(const float* y, const float* dy, float* out, int64_t n) { T().tanh_grad(y, dy, out, n); }
 void sigmoid_grad(const float* y, const float* dy, float* out, int64_t n) { T().sigmoid_grad(y, dy, out, n); }
 double sum(const float* x, int64_t n) { return T().sum(x, n); }
