@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -41,6 +42,7 @@ using js::handles;
 using js::is_array;
 using js::refuse_while_tracing;
 using js::take_error;
+using js::tensor_arg;
 using js::to_parameters;
 using js::to_strings;
 using js::to_tensors;
@@ -302,6 +304,40 @@ std::shared_ptr<Cell> make_layer(const std::string& kind, const Args& a) {
   if (kind == "Softmax") return std::make_shared<Softmax>(a.integer("axis", -1));
   if (kind == "LogSoftmax") return std::make_shared<LogSoftmax>(a.integer("axis", -1));
 
+  if (kind == "MultiheadAttention") {
+    MultiheadAttentionOptions o;
+    o.dropout = a.number("dropout", 0.0);
+    o.bias = a.boolean("bias", true);
+    o.kdim = a.optional_integer("kdim");
+    o.vdim = a.optional_integer("vdim");
+    o.batch_first = a.boolean("batchFirst", false);
+    o.dtype = a.dtype();
+    return std::make_shared<MultiheadAttention>(a.required_integer("embedDim"), a.required_integer("numHeads"), o);
+  }
+  if (kind == "TransformerEncoderLayer") {
+    TransformerEncoderLayerOptions o;
+    o.dim_feedforward = a.integer("dimFeedforward", o.dim_feedforward);
+    o.dropout = a.number("dropout", o.dropout);
+    o.activation = a.string("activation", o.activation);
+    o.layer_norm_eps = a.number("layerNormEps", o.layer_norm_eps);
+    o.batch_first = a.boolean("batchFirst", false);
+    o.norm_first = a.boolean("normFirst", false);
+    o.dtype = a.dtype();
+    return std::make_shared<TransformerEncoderLayer>(a.required_integer("dModel"), a.required_integer("nhead"), o);
+  }
+  if (kind == "GPT") {
+    GPTConfig c;
+    c.vocab_size = a.integer("vocabSize", c.vocab_size);
+    c.context = a.integer("context", c.context);
+    c.layers = a.integer("layers", c.layers);
+    c.heads = a.integer("heads", c.heads);
+    c.width = a.integer("width", c.width);
+    c.dropout = a.number("dropout", c.dropout);
+    c.tie_weights = a.boolean("tieWeights", c.tie_weights);
+    c.dtype = a.dtype();
+    return std::make_shared<GPT>(c);
+  }
+
   const std::string reduction = a.string("reduction", "mean");
   if (kind == "BCEWithLogitsLoss") {
     return std::make_shared<BCEWithLogitsLoss>(reduction, a.tensor("weight"), a.tensor("posWeight"));
@@ -320,8 +356,31 @@ std::shared_ptr<Cell> make_layer(const std::string& kind, const Args& a) {
   throw ValueError("bprop.nn: unknown layer '" + kind + "'");
 }
 
+// The kinds of the cells make_cell built that have methods of their own (the transformer layers), by address: the
+// module is built without RTTI, so a method finds its cell's type here. Entries of freed cells are dropped as new
+// ones come (an address can be reused, hence the weak pointer).
+std::map<const Cell*, std::pair<std::string, std::weak_ptr<Cell>>>& typed_cells() {
+  static std::map<const Cell*, std::pair<std::string, std::weak_ptr<Cell>>> cells;
+  return cells;
+}
+
+template <typename C>
+C* typed_cell(const std::shared_ptr<Cell>& cell, const std::string& kind) {
+  const auto it = typed_cells().find(cell.get());
+  if (it == typed_cells().end() || it->second.first != kind || it->second.second.lock() != cell) return nullptr;
+  return static_cast<C*>(cell.get());
+}
+
 val make_cell(std::string kind, val args) {
-  return guarded([&] { return val(make_layer(kind, Args(kind, args))); });
+  return guarded([&] {
+    std::shared_ptr<Cell> cell = make_layer(kind, Args(kind, args));
+    if (kind == "MultiheadAttention" || kind == "TransformerEncoderLayer" || kind == "GPT") {
+      auto& cells = typed_cells();
+      for (auto it = cells.begin(); it != cells.end();) it = it->second.second.expired() ? cells.erase(it) : std::next(it);
+      cells[cell.get()] = {kind, cell};
+    }
+    return val(cell);
+  });
 }
 
 val cell_call(std::shared_ptr<Cell> cell, val inputs) {
@@ -354,6 +413,83 @@ val cell_set_grad(std::shared_ptr<Cell> cell, bool requires_grad) {
   return guarded([&] {
     cell->set_grad(requires_grad);
     return val(true);
+  });
+}
+
+// ---- transformer methods ------------------------------------------------------------------------------
+
+/// MultiheadAttention.forward(q, k, v, call) or TransformerEncoderLayer.forward(src, call): [output, weights or null].
+/// masks: [attnMask, keyPaddingMask] handles (null when absent).
+val attention_forward(std::shared_ptr<Cell> cell, val inputs, val masks, bool is_causal, bool need_weights,
+                      bool average_attn_weights) {
+  return guarded([&] {
+    const std::vector<Tensor> in = to_tensors(inputs), m = to_tensors(masks);
+    nn::AttentionCall call;
+    call.attn_mask = m.size() > 0 ? m[0] : Tensor();
+    call.key_padding_mask = m.size() > 1 ? m[1] : Tensor();
+    call.is_causal = is_causal;
+    call.need_weights = need_weights;
+    call.average_attn_weights = average_attn_weights;
+    nn::AttentionOutput o;
+    if (auto* mha = typed_cell<nn::MultiheadAttention>(cell, "MultiheadAttention")) {
+      if (in.size() != 3) throw ValueError("For 'MultiheadAttention.forward', expected query, key and value");
+      o = mha->forward(in[0], in[1], in[2], call);
+    } else if (auto* layer = typed_cell<nn::TransformerEncoderLayer>(cell, "TransformerEncoderLayer")) {
+      if (in.size() != 1) throw ValueError("For 'TransformerEncoderLayer.forward', expected one src tensor");
+      o = layer->forward(in[0], call);
+    } else {
+      throw ValueError("forward with attention options: the cell is not a MultiheadAttention or TransformerEncoderLayer");
+    }
+    val out = val::array();
+    out.set(0, handle_val(o.output));
+    out.set(1, o.weights.defined() ? handle_val(o.weights) : val::null());
+    return out;
+  });
+}
+
+nn::GPT& as_gpt(const std::shared_ptr<Cell>& cell, const char* who) {
+  auto* gpt = typed_cell<nn::GPT>(cell, "GPT");
+  if (!gpt) throw ValueError(std::string("For '") + who + "', the cell is not a GPT");
+  return *gpt;
+}
+
+/// The sampled ids (an array of numbers) after `prompt` (an array of ids).
+val gpt_generate(std::shared_ptr<Cell> cell, val prompt, double tokens, double temperature, double top_k, double seed) {
+  return guarded([&] {
+    nn::GPT& gpt = as_gpt(cell, "GPT.generate");
+    std::vector<int32_t> ids;
+    const int n = prompt["length"].as<int>();
+    for (int i = 0; i < n; ++i) {
+      const double v = prompt[i].as<double>();
+      if (v != std::floor(v) || v < 0 || v > 2147483647.0) {
+        throw ValueError("For 'GPT.generate', prompt item " + std::to_string(i) + " is not a token id");
+      }
+      ids.push_back(static_cast<int32_t>(v));
+    }
+    for (const double v : {tokens, top_k, seed}) {
+      if (!(v >= 0) || v != std::floor(v) || v > 9007199254740991.0) {
+        throw ValueError("For 'GPT.generate', tokens, topK and seed must be integers >= 0");
+      }
+    }
+    nn::GenerateOptions o;
+    o.tokens = static_cast<int64_t>(tokens);
+    o.temperature = temperature;
+    o.top_k = static_cast<int64_t>(top_k);
+    o.seed = static_cast<uint64_t>(seed);
+    const std::vector<int32_t> out = gpt.generate(ids, o);
+    val arr = val::array();
+    for (size_t i = 0; i < out.size(); ++i) arr.set(i, out[i]);
+    return arr;
+  });
+}
+
+/// One (B, heads, T, T) weights handle per layer.
+val gpt_attention_weights(std::shared_ptr<Cell> cell, val ids) {
+  return guarded([&] {
+    const std::vector<Tensor> w = as_gpt(cell, "GPT.attentionWeights").attention_weights(tensor_arg(ids));
+    val out = val::array();
+    for (size_t i = 0; i < w.size(); ++i) out.set(i, handle_val(w[i]));
+    return out;
   });
 }
 
@@ -666,6 +802,9 @@ EMSCRIPTEN_BINDINGS(bprop_nn) {
   function("nnCellParameters", &js::cell_parameters);
   function("nnCellSetTrain", &js::cell_set_train);
   function("nnCellSetGrad", &js::cell_set_grad);
+  function("nnAttentionForward", &js::attention_forward);
+  function("nnGptGenerate", &js::gpt_generate);
+  function("nnGptAttentionWeights", &js::gpt_attention_weights);
 
   function("nnMakeOptimizer", &js::make_optimizer);
   function("nnOptimizerStep", &js::optimizer_step);

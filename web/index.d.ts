@@ -646,6 +646,39 @@ export interface Embedding extends NnCell {
   readonly embeddingTable: Parameter;
   readonly embedding_table: Parameter;
 }
+/** The optional arguments of one attention call, with PyTorch's conventions (bool masks: true = not attended). */
+export interface AttentionCallOptions {
+  /** (L, S) or (batch * heads, L, S): bool (true = masked out) or float (added to the scores). */
+  attnMask?: Tensor | null;
+  /** (batch, S): bool (true = padding) or float (added). */
+  keyPaddingMask?: Tensor | null;
+  isCausal?: boolean;
+  /** Also return the attention weights (composed). Default false. */
+  needWeights?: boolean;
+  /** Weights averaged over the heads (default true), or per head. */
+  averageAttnWeights?: boolean;
+}
+export interface AttentionResult {
+  output: Tensor;
+  /** Null unless needWeights. */
+  weights: Tensor | null;
+}
+/** torch.nn.MultiheadAttention: in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias (PyTorch's keys). */
+export interface MultiheadAttention extends NnCell {
+  forward(query: Tensor, key: Tensor, value: Tensor, options?: AttentionCallOptions): AttentionResult;
+}
+/** torch.nn.TransformerEncoderLayer: self_attn, linear1, linear2, norm1, norm2. */
+export interface TransformerEncoderLayer extends NnCell {
+  /** attnMask is PyTorch's src_mask, keyPaddingMask its src_key_padding_mask. */
+  forward(src: Tensor, options?: AttentionCallOptions): AttentionResult;
+}
+/** A decoder-only transformer (docs/transformers.md): call it with int32 ids (logits), or ids and targets (loss). */
+export interface GPT extends NnCell {
+  /** The ids sampled after `prompt`; the same for the same seed. temperature 0: greedy. */
+  generate(prompt: ArrayLike<number>, options?: { tokens?: number; temperature?: number; topK?: number; seed?: number }): number[];
+  /** One (batch, heads, T, T) tensor of self-attention weights per layer. */
+  attentionWeights(ids: Tensor | ArrayLike<number>): Tensor[];
+}
 export interface SequentialCell extends NnCell, Iterable<Cell> {
   readonly length: number;
   append(cell: Cell): this;
@@ -715,6 +748,41 @@ export interface Nn {
     { embeddingTable?: InitializerArg; paddingIdx?: number; dtype?: DType }
   >;
   readonly Flatten: NnConstructor<NnCell, [], [number, number], { startDim?: number; endDim?: number }>;
+  readonly MultiheadAttention: NnConstructor<
+    MultiheadAttention,
+    [embedDim: number, numHeads: number],
+    [number, boolean, number | null, number | null, boolean, DType],
+    { dropout?: number; bias?: boolean; kdim?: number | null; vdim?: number | null; batchFirst?: boolean; dtype?: DType }
+  >;
+  readonly TransformerEncoderLayer: NnConstructor<
+    TransformerEncoderLayer,
+    [dModel: number, nhead: number],
+    [number, number, 'relu' | 'gelu', number, boolean, boolean, DType],
+    {
+      dimFeedforward?: number;
+      dropout?: number;
+      activation?: 'relu' | 'gelu';
+      layerNormEps?: number;
+      batchFirst?: boolean;
+      normFirst?: boolean;
+      dtype?: DType;
+    }
+  >;
+  readonly GPT: NnConstructor<
+    GPT,
+    [],
+    [number, number, number, number, number, number, boolean, DType],
+    {
+      vocabSize?: number;
+      context?: number;
+      layers?: number;
+      heads?: number;
+      width?: number;
+      dropout?: number;
+      tieWeights?: boolean;
+      dtype?: DType;
+    }
+  >;
   readonly ReLU: new () => NnCell;
   readonly LeakyReLU: NnConstructor<NnCell, [], [number], { alpha?: number }>;
   /** approximate (default true): the tanh form, as MindSpore. */

@@ -214,6 +214,11 @@ const LAYERS = {
   Tanh: NO_ARGS,
   Softmax: { names: ['axis'] },
   LogSoftmax: { names: ['axis'] },
+  MultiheadAttention: { names: ['embedDim', 'numHeads', 'dropout', 'bias', 'kdim', 'vdim', 'batchFirst', 'dtype'] },
+  TransformerEncoderLayer: {
+    names: ['dModel', 'nhead', 'dimFeedforward', 'dropout', 'activation', 'layerNormEps', 'batchFirst', 'normFirst', 'dtype'],
+  },
+  GPT: { names: ['vocabSize', 'context', 'layers', 'heads', 'width', 'dropout', 'tieWeights', 'dtype'] },
   BCEWithLogitsLoss: { names: ['reduction', 'weight', 'posWeight'], tensors: ['weight', 'posWeight'] },
   BCELoss: { names: ['weight', 'reduction'], tensors: ['weight'] },
   CrossEntropyLoss: { names: ['weight', 'ignoreIndex', 'reduction', 'labelSmoothing'], tensors: ['weight'] },
@@ -374,6 +379,55 @@ export function makeNn(bp, { Tensor, Parameter }) {
       },
     }[kind];
   }
+
+  // The transformer layers' calls with PyTorch's options: forward(...) returns { output, weights }.
+  const ATTENTION_CALL = { names: [], extra: ['attnMask', 'keyPaddingMask', 'isCausal', 'needWeights', 'averageAttnWeights'] };
+  function attentionForward(cell, who, tensors, options) {
+    const o = collectArgs(bp, who, [options ?? {}], ATTENTION_CALL);
+    const masks = [o.attnMask, o.keyPaddingMask].map((m) => (m === undefined || m === null ? null : bp._asTensor(m)));
+    const inputs = tensors.map((t) => bp._asTensor(t));
+    try {
+      const [out, w] = check(
+        mod.nnAttentionForward(
+          cell._native,
+          inputs.map((t) => t.handle),
+          masks.map((m) => (m ? m.handle : null)),
+          !!o.isCausal,
+          !!o.needWeights,
+          o.averageAttnWeights ?? true,
+        ),
+      );
+      return { output: bp._wrapValue(out), weights: w === null ? null : bp._wrapValue(w) };
+    } finally {
+      for (const [t, given] of [...inputs.map((t, i) => [t, tensors[i]]), ...masks.map((m, i) => [m, i ? o.keyPaddingMask : o.attnMask])]) {
+        if (t && t !== given) t.dispose();
+      }
+    }
+  }
+  /** forward(query, key, value, { attnMask, keyPaddingMask, isCausal, needWeights, averageAttnWeights }). */
+  nn.MultiheadAttention.prototype.forward = function forward(query, key, value, options) {
+    return attentionForward(this, 'MultiheadAttention.forward', [query, key, value], options);
+  };
+  /** forward(src, { attnMask (the src_mask), keyPaddingMask, isCausal, needWeights }). */
+  nn.TransformerEncoderLayer.prototype.forward = function forward(src, options) {
+    return attentionForward(this, 'TransformerEncoderLayer.forward', [src], options);
+  };
+  /** The ids sampled after `prompt` (an array of ids): { tokens = 100, temperature = 1, topK = 0, seed = 0 }. */
+  nn.GPT.prototype.generate = function generate(prompt, options = {}) {
+    const o = collectArgs(bp, 'GPT.generate', [options], { names: [], extra: ['tokens', 'temperature', 'topK', 'seed'] });
+    return check(
+      mod.nnGptGenerate(this._native, Array.from(prompt), o.tokens ?? 100, o.temperature ?? 1, o.topK ?? 0, o.seed ?? 0),
+    );
+  };
+  /** The self-attention weights of every block for int32 ids: one (B, heads, T, T) tensor per layer. */
+  nn.GPT.prototype.attentionWeights = function attentionWeights(ids) {
+    const t = ids instanceof Tensor ? ids : bp.tensor(ids, { dtype: 'int32' });
+    try {
+      return check(mod.nnGptAttentionWeights(this._native, t.handle)).map((h) => bp._wrapValue(h));
+    } finally {
+      if (t !== ids) t.dispose();
+    }
+  };
 
   /** Runs its cells in order (MindSpore's SequentialCell); they are named "0", "1", ... */
   class SequentialCell extends Cell {

@@ -106,7 +106,9 @@ void Optimizer::load_state_dict(const std::vector<std::pair<std::string, Tensor>
   std::vector<Write> writes;
   Tensor steps, lr;
   std::vector<bool> have_step(params_.size(), false);
-  for (const auto& [name, t] : state) {
+  for (const auto& entry : state) {
+    const std::string& name = entry.first;  // (not a structured binding: the lambda below captures it)
+    const Tensor& t = entry.second;
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string rest = name.substr(prefix.size());
     auto scalar_entry = [&](Tensor& into) {

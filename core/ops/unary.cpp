@@ -132,7 +132,8 @@ void relu_grad_f32(const float* y, const float* dy, float* out, int64_t n) {
 }
 
 // out = f(y, dy): float32 operands of the output's shape in one pass of `vec`, anything else broadcast.
-template <typename F>
+// (kVectorizes: false when f calls libm, cpu::elementwise_loop)
+template <bool kVectorizes, typename F>
 KernelFn general_grad_kernel(VecGradFn vec, F) {
   return [vec](KernelCtx& c) {
     const Tensor y = cpu::as_dtype(c.inputs[0], c.out_dtype);
@@ -144,7 +145,8 @@ KernelFn general_grad_kernel(VecGradFn vec, F) {
                         [&](int64_t b, int64_t e) { vec(py + b, pd + b, po + b, e - b); });
       return;
     }
-    const ElementFn fn = c.out_dtype == DType::Float64 ? &cpu::binary_array<F, double> : &cpu::binary_array<F, float>;
+    const ElementFn fn = c.out_dtype == DType::Float64 ? &cpu::binary_array<F, double, kVectorizes>
+                                                       : &cpu::binary_array<F, float, kVectorizes>;
     const size_t esize = dtype_size(c.out_dtype);
     cpu::broadcast_binary(fn, y.raw_data(), y.shape(), dy.raw_data(), dy.shape(), esize, c.out.raw_data(), c.out_shape,
                           esize);
@@ -152,15 +154,16 @@ KernelFn general_grad_kernel(VecGradFn vec, F) {
 }
 
 // float32 operands of the output's shape through V, a repeated operand through f (as the general kernel).
-template <VecGradFn V, typename F>
+template <VecGradFn V, bool kVectorizes, typename F>
 void grad_vec_array(const ElementOperand* in, void* out, int64_t n) {
-  if (in[0].scalar || in[1].scalar) return cpu::binary_array<F, float>(in, out, n);
+  if (in[0].scalar || in[1].scalar) return cpu::binary_array<F, float, kVectorizes>(in, out, n);
   V(static_cast<const float*>(in[0].data), static_cast<const float*>(in[1].data), static_cast<float*>(out), n);
 }
 
-template <VecGradFn V, typename F>
+template <VecGradFn V, bool kVectorizes = true, typename F>
 OpImpl grad_kernel(F f) {
-  return with_elementwise({&grad_vec_array<V, F>, &cpu::binary_array<F, double>}, general_grad_kernel(V, f));
+  return with_elementwise({&grad_vec_array<V, kVectorizes, F>, &cpu::binary_array<F, double, kVectorizes>},
+                          general_grad_kernel<kVectorizes>(V, f));
 }
 
 OpDef grad_def(const char* name, OpImpl impl, BpropFn bprop) {
@@ -329,7 +332,7 @@ void register_unary_ops(Registry& r) {
   // d/ddy = gelu_grad(x, dout)
   {
     OpDef op = grad_def(
-        "gelu_grad", grad_kernel<cpu::vm::gelu_grad>([](auto x, auto d) {
+        "gelu_grad", grad_kernel<cpu::vm::gelu_grad, false>([](auto x, auto d) {
           using T = decltype(x);
           const double v = x;
           return static_cast<T>(d * (0.5 * std::erfc(-v / kSqrt2) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v)));

@@ -56,6 +56,15 @@ async function main(): Promise<void> {
     await Promise.resolve();
     return bp.ones([2]).add(1);
   });
+  // transformers
+  const gpt = new bp.nn.GPT({ vocabSize: 10, context: 8, layers: 1, heads: 2, width: 8 });
+  const sampled: number[] = gpt.generate([1, 2], { tokens: 3, temperature: 0.8, topK: 5, seed: 1 });
+  const maps: Tensor[] = gpt.attentionWeights([1, 2, 3]);
+  const mha = new bp.nn.MultiheadAttention(8, 2, { batchFirst: true });
+  const q = bp.ones([1, 3, 8]);
+  const attended = mha.forward(q, q, q, { isCausal: true, needWeights: true });
+  const layer = new bp.nn.TransformerEncoderLayer(8, 2, { dimFeedforward: 16, normFirst: true, activation: 'gelu' });
+  console.log(sampled.length, maps.length, attended.output.shape, attended.weights?.shape, layer.forward(q).output.dtype);
   // mixed precision
   const half: Tensor = bp.amp.autocast('O1', 'bfloat16', () => x.matmul(bp.ones([3, 3])));
   const scaler = new bp.amp.DynamicLossScaler(1024, 2, 100);
