@@ -41,6 +41,10 @@ export function labels(seed, n, classes) {
   return out;
 }
 
+/** W6's token ids and targets (batch 16, context 128, vocabulary 96), as every implementation draws them. */
+export const W6 = { batch: 16, context: 128, vocab: 96, width: 128, heads: 4, layers: 4 };
+export const w6Inputs = () => ({ x: labels(62, W6.batch * W6.context, W6.vocab), y: labels(63, W6.batch * W6.context, W6.vocab) });
+
 /** PyTorch's default init bound 1 / sqrt(fan_in), as float32. */
 export const fanScale = (fanIn) => Math.fround(1 / Math.sqrt(fanIn));
 
@@ -84,8 +88,8 @@ export const w5Input = () => sym(51, 1000000, 2);
 /** [warm-up, timed] per workload; --quick is a smoke run, not a measurement. */
 export function reps(quick) {
   return quick
-    ? { W1: [1, 3], W2: [1, 2], W3: [1, 3], W4: [1, 3], W5: [1, 3], W7: [1, 2], W7big: [0, 1] }
-    : { W1: [5, 30], W2: [2, 10], W3: [3, 10], W4: [3, 20], W5: [3, 20], W7: [2, 5], W7big: [1, 3] };
+    ? { W1: [1, 3], W2: [1, 2], W3: [1, 3], W4: [1, 3], W5: [1, 3], W6: [1, 2], W7: [1, 2], W7big: [0, 1] }
+    : { W1: [5, 30], W2: [2, 10], W3: [3, 10], W4: [3, 20], W5: [3, 20], W6: [3, 20], W7: [2, 5], W7big: [1, 3] };
 }
 
 /**
@@ -158,10 +162,10 @@ export function guarded(impl, workload, body, extra = {}) {
 const fmt = (v) => Number(v).toPrecision(9);
 
 /** W1 / W4: the step-0 loss is near ln 10 and the loss decreases under SGD. */
-export function checkTraining(losses) {
+export function checkTraining(losses, classes = 10) {
   const loss0 = losses[0];
   const last = losses[losses.length - 1];
-  const ok = Number.isFinite(loss0) && Number.isFinite(last) && last < loss0 && Math.abs(loss0 - Math.log(10)) < 1;
+  const ok = Number.isFinite(loss0) && Number.isFinite(last) && last < loss0 && Math.abs(loss0 - Math.log(classes)) < 1;
   return {
     ok,
     loss0,

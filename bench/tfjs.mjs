@@ -25,6 +25,9 @@ import {
   w3Inputs,
   w4Inputs,
   w5Input,
+  W6,
+  w6Inputs,
+  sym,
 } from './common.mjs';
 
 const argv = process.argv.slice(2);
@@ -203,6 +206,81 @@ function w5() {
   emit(IMPL, 'W5', 'ms', stats, { check });
 }
 
+/**
+ * W6: the contract's GPT composed from tf ops (TensorFlow.js has no attention layer): embeddings, 4 pre-norm blocks
+ * of causal multi-head attention (softmax(q k^T / sqrt(d) + mask) v) and a gelu MLP (erf form), a final layer norm,
+ * an untied head, softmax cross-entropy over every token. TensorFlow.js has no AdamW: tf.train.adam(3e-4), without
+ * weight decay (a little less work than the contract's step).
+ */
+function w6() {
+  const { batch: B, context: T, vocab: V, width: C, heads: H, layers: L } = W6;
+  const D = C / H;
+  const inp = w6Inputs();
+  const ids = tf.tensor2d(inp.x, [B, T], 'int32');
+  const y = tf.tidy(() => tf.cast(tf.oneHot(tf.tensor1d(inp.y, 'int32'), V), 'float32'));
+  let seed = 600;
+  const v = (name, shape, scale) => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const data = scale === 'ones' ? new Float32Array(n).fill(1) : scale === 0 ? new Float32Array(n) : sym(seed++, n, scale);
+    return tf.variable(tf.tensor(data, shape, 'float32'), true, `${IMPL}-w6-${name}`);
+  };
+  const P = { wte: v('wte', [V, C], 0.035), wpe: v('wpe', [T, C], 0.035), lnfG: v('lnfG', [C], 'ones'), lnfB: v('lnfB', [C], 0), head: v('head', [C, V], 0.035) };
+  const blocks = [];
+  for (let l = 0; l < L; l++) {
+    blocks.push({
+      ln1G: v(`ln1G${l}`, [C], 'ones'), ln1B: v(`ln1B${l}`, [C], 0),
+      wqkv: v(`wqkv${l}`, [C, 3 * C], 0.035), bqkv: v(`bqkv${l}`, [3 * C], 0),
+      wo: v(`wo${l}`, [C, C], 0.012), bo: v(`bo${l}`, [C], 0),
+      ln2G: v(`ln2G${l}`, [C], 'ones'), ln2B: v(`ln2B${l}`, [C], 0),
+      w1: v(`w1${l}`, [C, 4 * C], 0.035), b1: v(`b1${l}`, [4 * C], 0),
+      w2: v(`w2${l}`, [4 * C, C], 0.012), b2: v(`b2${l}`, [C], 0),
+    });
+  }
+  const params = [...Object.values(P), ...blocks.flatMap((b) => Object.values(b))];
+  const mask = tf.tidy(() => tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([T, T]), -1, 0)), -1e9));
+  const positions = tf.range(0, T, 1, 'int32');
+  const layerNorm = (x, g, b) => {
+    const { mean, variance } = tf.moments(x, -1, true);
+    return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), g), b);
+  };
+  const gelu = (x) => tf.mul(tf.mul(x, 0.5), tf.add(1, tf.erf(tf.mul(x, Math.SQRT1_2))));
+  const lossFn = () => {
+    let x = tf.add(tf.gather(P.wte, ids), tf.gather(P.wpe, positions)); // (B, T, C)
+    for (const b of blocks) {
+      const h = tf.reshape(layerNorm(x, b.ln1G, b.ln1B), [B * T, C]);
+      const qkv = tf.reshape(tf.fused.matMul({ a: h, b: b.wqkv, bias: b.bqkv }), [B, T, 3, H, D]);
+      const [q, k, vv] = tf.split(qkv, 3, 2).map((t) => tf.transpose(tf.reshape(t, [B, T, H, D]), [0, 2, 1, 3]));
+      const scores = tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(D)), mask);
+      const att = tf.reshape(tf.transpose(tf.matMul(tf.softmax(scores), vv), [0, 2, 1, 3]), [B * T, C]);
+      x = tf.add(x, tf.reshape(tf.fused.matMul({ a: att, b: b.wo, bias: b.bo }), [B, T, C]));
+      const h2 = tf.reshape(layerNorm(x, b.ln2G, b.ln2B), [B * T, C]);
+      const m = tf.fused.matMul({ a: gelu(tf.fused.matMul({ a: h2, b: b.w1, bias: b.b1 })), b: b.w2, bias: b.b2 });
+      x = tf.add(x, tf.reshape(m, [B, T, C]));
+    }
+    const logits = tf.matMul(tf.reshape(layerNorm(x, P.lnfG, P.lnfB), [B * T, C]), P.head);
+    return tf.losses.softmaxCrossEntropy(y, logits);
+  };
+  const optimizer = tf.train.adam(3e-4);
+  const losses = [];
+  const step = () => {
+    const cost = optimizer.minimize(lossFn, true, params);
+    losses.push(cost.dataSync()[0]);
+    cost.dispose();
+  };
+  try {
+    const [warmup, timed] = R.W6;
+    step();
+    const before = tf.memory().numTensors;
+    const stats = summarize(timeMs([warmup - 1, timed], step));
+    const check = { ...checkTraining(losses, V), ...memoryCheck(before) };
+    check.ok = check.ok && check.memory_flat;
+    emit(IMPL, 'W6', 'ms_per_step', stats, { check, optimizer: 'adam (TensorFlow.js has no AdamW)' });
+  } finally {
+    tf.dispose([ids, y, mask, positions, ...params]);
+    optimizer.dispose();
+  }
+}
+
 /** Runs a workload; a kernel the backend lacks makes it "unsupported", any other exception an error line. */
 function run(workload, body, extra = {}) {
   try {
@@ -218,3 +296,4 @@ if (opts.want('W2')) run('W2', w2);
 if (opts.want('W3')) for (const n of [256, 1024]) run('W3', () => w3(n), { n });
 if (opts.want('W4')) run('W4', w4);
 if (opts.want('W5')) run('W5', w5);
+if (opts.want('W6')) run('W6', w6);

@@ -30,7 +30,8 @@ except ImportError as e:  # reported by run.mjs as a missing peer
 
 IMPL = "torch-cpu-bf16" if "--bf16" in sys.argv else "torch-cpu"
 # The fields of a half row's lines (bench/README.md): the dtype, and for the training steps the amp level.
-HALF_FIELDS = {"W1": {"amp": "O2", "dtype": "bfloat16"}, "W3": {"dtype": "bfloat16"}, "W4": {"amp": "O2", "dtype": "bfloat16"}}
+HALF_FIELDS = {"W1": {"amp": "O2", "dtype": "bfloat16"}, "W3": {"dtype": "bfloat16"}, "W4": {"amp": "O2", "dtype": "bfloat16"},
+               "W6": {"amp": "O2", "dtype": "bfloat16"}}
 _M32 = 0xFFFFFFFF
 _A, _C = 1664525, 1013904223
 
@@ -87,8 +88,10 @@ def t(arr, shape, grad=False):
 
 def reps(quick):
     if quick:
-        return {"W1": (1, 3), "W2": (1, 2), "W3": (1, 3), "W4": (1, 3), "W5": (1, 3), "W7": (0, 1), "W7big": (0, 1)}
-    return {"W1": (5, 30), "W2": (2, 10), "W3": (3, 10), "W4": (3, 20), "W5": (3, 20), "W7": (2, 5), "W7big": (1, 3)}
+        return {"W1": (1, 3), "W2": (1, 2), "W3": (1, 3), "W4": (1, 3), "W5": (1, 3), "W6": (1, 2), "W7": (0, 1),
+                "W7big": (0, 1)}
+    return {"W1": (5, 30), "W2": (2, 10), "W3": (3, 10), "W4": (3, 20), "W5": (3, 20), "W6": (3, 20), "W7": (2, 5),
+            "W7big": (1, 3)}
 
 
 def time_ms(r, body):
@@ -123,9 +126,9 @@ def fmt(v):
     return f"{v:.9g}"
 
 
-def check_training(losses):
+def check_training(losses, classes=10):
     loss0, last = losses[0], losses[-1]
-    ok = math.isfinite(loss0) and math.isfinite(last) and last < loss0 and abs(loss0 - math.log(10)) < 1
+    ok = math.isfinite(loss0) and math.isfinite(last) and last < loss0 and abs(loss0 - math.log(classes)) < 1
     msg = f"step-0 loss {fmt(loss0)}, decreasing" if ok else f"loss not finite or not decreasing: {fmt(loss0)} -> {fmt(last)}"
     return {"ok": ok, "loss0": loss0, "loss_last": last, "steps": len(losses), "message": msg}
 
@@ -298,11 +301,43 @@ def w7(n, r):
     emit("W7", "ms", stats, n=n, check=check)
 
 
+def w6(r):
+    """The contract's GPT: tools/torch_gpt.py (nn.TransformerEncoderLayer, norm_first, batch_first, gelu, dropout 0,
+    a causal mask), untied head, AdamW lr 3e-4 with weight decay 0.1 on matrices only."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+    from torch_gpt import GPT  # noqa: E402
+
+    batch, context, vocab = 16, 128, 96
+    model = GPT(vocab, context, 4, 4, 128, dropout=0.0, tie_weights=False)
+    x = torch.from_numpy(labels(62, batch * context, vocab)).reshape(batch, context)
+    y = torch.from_numpy(labels(63, batch * context, vocab)).reshape(batch, context)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=3e-4)
+    losses = []
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        if IMPL == "torch-cpu-bf16":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(x, y)
+            loss = loss.float()
+        else:
+            loss = model(x, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+
+    stats = summarize(time_ms(r, step))
+    emit("W6", "ms_per_step", stats, check=check_training(losses, vocab))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--workloads", default="W1,W2,W3,W4,W5,W7")
-    p.add_argument("--bf16", action="store_true", help="the bfloat16 rows (W1, W3, W4) as torch-cpu-bf16")
+    p.add_argument("--workloads", default="W1,W2,W3,W4,W5,W6,W7")
+    p.add_argument("--bf16", action="store_true", help="the bfloat16 rows (W1, W3, W4, W6) as torch-cpu-bf16")
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -310,7 +345,7 @@ def main():
     want = set(args.workloads.split(","))
     jobs = [("W1", {}, lambda: w1(r["W1"])), ("W2", {}, lambda: w2(r["W2"])),
             ("W3", {"n": 256}, lambda: w3(256, r["W3"])), ("W3", {"n": 1024}, lambda: w3(1024, r["W3"])),
-            ("W4", {}, lambda: w4(r["W4"])), ("W5", {}, lambda: w5(r["W5"])),
+            ("W4", {}, lambda: w4(r["W4"])), ("W5", {}, lambda: w5(r["W5"])), ("W6", {}, lambda: w6(r["W6"])),
             ("W7", {"n": 1024}, lambda: w7(1024, r["W7"])), ("W7", {"n": 4096}, lambda: w7(4096, r["W7big"]))]
     for workload, extra, job in jobs:
         if workload not in want or (args.bf16 and workload not in HALF_FIELDS):

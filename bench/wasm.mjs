@@ -22,6 +22,8 @@ import {
   w3Inputs,
   w4Inputs,
   w5Input,
+  W6,
+  w6Inputs,
 } from './common.mjs';
 
 const jitMode = process.argv.includes('--jit');
@@ -182,6 +184,45 @@ function w5() {
   emit(IMPL, 'W5', 'ms', stats, { check, ...jitInfo(vg) });
 }
 
+/**
+ * W6: one AdamW step (lr 3e-4, weight decay 0.1 on matrices only) of the contract's GPT (bp.nn.GPT, untied head);
+ * with --jit the whole step in one jitted call.
+ */
+function w6(half) {
+  const inp = w6Inputs();
+  const x = bp.tensor(inp.x, { shape: [W6.batch, W6.context] });
+  const y = bp.tensor(inp.y, { shape: [W6.batch, W6.context] });
+  bp.nn.setSeed(61);
+  const gpt = new bp.nn.GPT({ vocabSize: W6.vocab, context: W6.context, layers: W6.layers, heads: W6.heads, width: W6.width, tieWeights: false });
+  const params = gpt.trainableParams();
+  const adamw = new bp.optim.AdamW(params, { learningRate: 3e-4, weightDecay: 0.1 });
+  adamw.excludeFromWeightDecay();
+  const forward = half ? (a, b) => bp.amp.autocast('O2', half, () => gpt(a, b)) : (a, b) => gpt(a, b);
+  const vg = bp.valueAndGrad(forward, { gradPosition: null, weights: params });
+  const whole = (a, b) => {
+    const [loss, grads] = vg(a, b);
+    adamw.step(grads);
+    return loss;
+  };
+  const step = jitMode ? bp.jit(whole) : whole;
+  const losses = [];
+  let before = null;
+  const stats = summarize(
+    timeMs(R.W6, () => {
+      if (before === null && losses.length === 1) before = bp.memory().tensors;  // after the optimizer's state
+      bp.tidy(() => {
+        losses.push(step(x, y).item());
+      });
+    }),
+  );
+  const check = { ...checkTraining(losses, W6.vocab), ...memoryCheck(before) };
+  check.ok = check.ok && check.memory_flat;
+  const precision = half ? { amp: 'O2', dtype: half } : {};
+  emit(IMPL, 'W6', 'ms_per_step', stats, { ...precision, gemm: bp.gemmKernel, check, ...jitInfo(step) });
+  x.dispose();
+  y.dispose();
+}
+
 /** W7: one forward + backward of causal scaled_dot_product_attention, 8 heads, E = 64, L = S = n. */
 function w7(n) {
   const shape = [1, 8, n, 64];
@@ -205,18 +246,20 @@ function w7(n) {
   emit(IMPL, 'W7', 'ms', stats, { n, check, ...jitInfo(vg) });
 }
 
-// Float32 rows, then each half dtype's W1 and W4.
+// Float32 rows, then each half dtype's W1, W4 and W6.
 for (const dtype of opts.dtypes) {
   const half = dtype === 'float32' ? null : dtype;
   const precision = half ? { amp: 'O2', dtype: half } : {};
   if (opts.want('W1')) guarded(IMPL, 'W1', () => w1(half), precision);
   if (half) {
     if (opts.want('W4')) guarded(IMPL, 'W4', () => w4(half), precision);
+    if (opts.want('W6')) guarded(IMPL, 'W6', () => w6(half), precision);
     continue;
   }
   if (opts.want('W2')) guarded(IMPL, 'W2', w2);
   if (opts.want('W3')) for (const n of [256, 1024]) guarded(IMPL, 'W3', () => w3(n), { n });
   if (opts.want('W4')) guarded(IMPL, 'W4', w4);
   if (opts.want('W5')) guarded(IMPL, 'W5', w5);
+  if (opts.want('W6')) guarded(IMPL, 'W6', () => w6(null));
   if (opts.want('W7')) for (const n of [1024, 4096]) guarded(IMPL, 'W7', () => w7(n), { n });
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds what is missing (native library and seed demos, the WebAssembly package), runs the native seed demos,
-# then serves the browser demos on http://localhost:${PORT:-8080}/demos/web/ (PORT or --port N to change).
+# Builds what is missing (native library and seed demos, the GPT's text corpus, the WebAssembly package), runs the
+# native seed demos, then serves the browser demos on http://localhost:${PORT:-8080}/demos/web/ (PORT or --port N to change).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [ -f node_modules/@dagrejs/dagre/dist/dagre.esm.js ] && [ -x node_modules/.bin/esbuild ] || npm ci --no-audit --no-fund
 bash scripts/build-native.sh
+# The GPT's text corpus (bprop train --model gpt), from the Debian package fortunes that setup installed.
+[ -s build/data/fortunes/train.txt ] || node scripts/make-text-corpus.mjs
 for demo in cube custom_cell custom_primitive linear_bce; do
   echo "== demos/native/$demo.cpp =="
   "build/native/demo_$demo"

@@ -1,11 +1,12 @@
-// bench_native: the benchmark workloads W1..W5 (bench/README.md) through the bprop C++ API on one thread,
+// bench_native: the benchmark workloads W1..W7 (bench/README.md) through the bprop C++ API on one thread,
 // with the shared fixed-seed inputs (bench/README.md, "Inputs"). Prints one JSON line per workload on stdout:
 //   {"impl":"bprop-native","workload":"W1","metric":"ms_per_step","median":..,"min":..,"max":..,"reps":30,
 //    "check":{"ok":true,...}}
 // W3 lines also carry the speed of a raw single-threaded GEMM of the same size (OpenBLAS when the build found
 // it, and Eigen) as the physical limit of this machine, and under "gemm" the backend of bprop's own GEMMs.
-// W1/W4 lines carry the peak bytes of one step. --dtypes float32,bfloat16 adds the half rows: W3 in bfloat16
-// ("dtype":"bfloat16") and W1/W4 under mixed precision O2 ("amp":"O2","dtype":"bfloat16", float32 master weights).
+// W1/W4/W6 lines carry the peak bytes of one step. --dtypes float32,bfloat16 adds the half rows: W3 in bfloat16
+// ("dtype":"bfloat16") and W1/W4/W6 under mixed precision O2 ("amp":"O2","dtype":"bfloat16", float32 master
+// weights).
 //
 //   bench_native [--quick] [--jit] [--workloads W1,W3] [--dtypes float32,bfloat16]
 #include <algorithm>
@@ -200,25 +201,12 @@ std::string fmt(double v) {
   return os.str();
 }
 
-/// Times SGD (lr 0.01) training steps of loss_fn over params on `inputs`, and checks that the step-0 loss is
-/// finite and near ln 10 and that the loss decreases. With p.amp the forward runs under autocast O2 in p.dtype
-/// (the loss in float32, the parameters and their gradients float32). After the timed steps, one more step
-/// measures the peak bytes live during a step (parameters and inputs included, as torch's max_memory_allocated).
-json time_training(const std::string& workload, const Reps& reps,
-                   const std::function<Value(const std::vector<Tensor>&)>& loss_fn,
-                   const std::vector<Parameter>& params, const std::vector<Tensor>& inputs, const Precision& p) {
-  const Fn forward = !p.amp ? Fn(loss_fn) : Fn([&loss_fn, &p](const std::vector<Tensor>& a) -> Value {
-    const bprop::amp::AutocastScope autocast(bprop::amp::Level::O2, p.dtype);
-    return loss_fn(a);
-  });
-  // One training step: loss, gradients and the SGD update (with --jit, all in one graph).
-  const GradFn vg = bprop::value_and_grad(forward, nullptr, params);
-  bprop::optim::SGD sgd(params, 0.01);
-  const Fn whole = [&vg, &sgd](const std::vector<Tensor>& a) -> Value {
-    const Value r = vg(a);
-    sgd.apply_gradients(r[1]);
-    return r[0];
-  };
+/// Times `whole` (one training step returning its loss) on `inputs`, and checks that the step-0 loss is finite and
+/// within 1 of `loss0_expected` (the loss of a uniform guess) and that the loss decreases. After the timed steps, one
+/// more step measures the peak bytes live during a step (parameters and inputs included, as torch's
+/// max_memory_allocated).
+json time_step(const std::string& workload, const Reps& reps, const Fn& whole, const std::vector<Tensor>& inputs,
+               const Precision& p, double loss0_expected) {
   const Compiled step = compile(whole);
   std::vector<double> losses;
   auto body = [&] { losses.push_back(step.fn(inputs).tensor().item()); };
@@ -230,7 +218,7 @@ json time_training(const std::string& workload, const Reps& reps,
   j["peak_bytes"] = bprop::memory_stats().peak_bytes;
   j["step_bytes"] = bprop::memory_stats().peak_bytes - live_before;  // above what lives between steps
   const double loss0 = losses.front(), last = losses.back();
-  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - std::log(10.0)) < 1.0;
+  const bool ok = std::isfinite(loss0) && std::isfinite(last) && last < loss0 && std::abs(loss0 - loss0_expected) < 1.0;
   j["check"] = {{"ok", ok},
                 {"loss0", loss0},
                 {"loss_last", last},
@@ -238,6 +226,31 @@ json time_training(const std::string& workload, const Reps& reps,
                 {"message", ok ? "step-0 loss " + fmt(loss0) + ", decreasing"
                                : "loss not finite or not decreasing: " + fmt(loss0) + " -> " + fmt(last)}};
   return j;
+}
+
+/// The forward of loss_fn, under autocast O2 in p.dtype with p.amp (the loss in float32, the parameters and their
+/// gradients float32).
+Fn forward_of(const std::function<Value(const std::vector<Tensor>&)>& loss_fn, const Precision& p) {
+  if (!p.amp) return Fn(loss_fn);
+  return [loss_fn, p](const std::vector<Tensor>& a) -> Value {
+    const bprop::amp::AutocastScope autocast(bprop::amp::Level::O2, p.dtype);
+    return loss_fn(a);
+  };
+}
+
+/// Times SGD (lr 0.01) training steps of loss_fn over params on `inputs` (10 classes: the step-0 loss near ln 10).
+json time_training(const std::string& workload, const Reps& reps,
+                   const std::function<Value(const std::vector<Tensor>&)>& loss_fn,
+                   const std::vector<Parameter>& params, const std::vector<Tensor>& inputs, const Precision& p) {
+  // One training step: loss, gradients and the SGD update (with --jit, all in one graph).
+  const GradFn vg = bprop::value_and_grad(forward_of(loss_fn, p), nullptr, params);
+  bprop::optim::SGD sgd(params, 0.01);
+  const Fn whole = [&vg, &sgd](const std::vector<Tensor>& a) -> Value {
+    const Value r = vg(a);
+    sgd.apply_gradients(r[1]);
+    return r[0];
+  };
+  return time_step(workload, reps, whole, inputs, p, std::log(10.0));
 }
 
 // ---- W1 mlp_step ---------------------------------------------------------------------------------------
@@ -411,6 +424,30 @@ void w4(const Reps& reps, const Precision& p) {
   emit(time_training("W4", reps, loss_fn, params, {x, y}, p));
 }
 
+// ---- W6 gpt_step ----------------------------------------------------------------------------------------
+
+/// The contract's GPT (untied head) and one AdamW step (lr 3e-4, weight decay 0.1 on matrices only) on fixed
+/// token ids.
+void w6(const Reps& reps, const Precision& p) {
+  const int64_t batch = 16, context = 128, vocab = 96;
+  bprop::nn::set_seed(61);
+  bprop::nn::GPT gpt({.vocab_size = vocab, .context = context, .layers = 4, .heads = 4, .width = 128,
+                      .tie_weights = false});
+  Tensor x = make_i32(labels(62, batch * context, static_cast<int>(vocab)), {batch, context});
+  Tensor y = make_i32(labels(63, batch * context, static_cast<int>(vocab)), {batch, context});
+  const std::vector<Parameter> params = gpt.trainable_params();
+  bprop::optim::AdamW adamw(params, 3e-4, {0.9, 0.999}, 1e-8, 0.1);
+  adamw.exclude_from_weight_decay(bprop::optim::Optimizer::is_bias_or_norm);
+  const GradFn vg = bprop::value_and_grad(
+      forward_of([&gpt](const std::vector<Tensor>& a) -> Value { return gpt.loss(a[0], a[1]); }, p), nullptr, params);
+  const Fn whole = [&vg, &adamw](const std::vector<Tensor>& a) -> Value {
+    const Value r = vg(a);
+    adamw.apply_gradients(r[1]);
+    return r[0];
+  };
+  emit(time_step("W6", reps, whole, {x, y}, p, std::log(static_cast<double>(vocab))));
+}
+
 // ---- W5 elementwise --------------------------------------------------------------------------------------
 
 void w5(const Reps& reps) {
@@ -530,7 +567,7 @@ int main(int argc, char** argv) {
         precisions.push_back(Precision{dt, dt != bprop::DType::Float32});
       }
     } else {
-      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5,W7] [--dtypes float32,bfloat16]\n";
+      std::cerr << "usage: bench_native [--quick] [--jit] [--workloads W1,W2,W3,W4,W5,W6,W7] [--dtypes float32,bfloat16]\n";
       return 2;
     }
   }
@@ -568,6 +605,7 @@ int main(int argc, char** argv) {
     run("W3", [&] { w3(1024, quick ? Reps{1, 3} : Reps{3, 10}, in_dtype); }, 1024, in_dtype);
     run("W4", [&] { w4(quick ? Reps{1, 3} : Reps{3, 20}, p); }, 0, p);
     if (f32) run("W5", [&] { w5(quick ? Reps{1, 3} : Reps{3, 20}); });
+    run("W6", [&] { w6(quick ? Reps{1, 2} : Reps{3, 20}, p); }, 0, p);
     if (f32) run("W7", [&] { w7(1024, quick ? Reps{1, 2} : Reps{2, 5}); }, 1024);
     if (f32) run("W7", [&] { w7(4096, quick ? Reps{0, 1} : Reps{1, 3}); }, 4096);
   }
