@@ -102,7 +102,7 @@ export function parseArgs(argv = process.argv.slice(2)) {
     if (argv[i] === '--quick') opts.quick = true;
     else if (argv[i] === '--workloads') opts.workloads = new Set(argv[++i].split(','));
     else if (argv[i] === '--dtypes') opts.dtypes = argv[++i].split(',');
-    else throw new Error(`unknown argument ${argv[i]} (--quick, --workloads W1,W2,W3,W4,W5, --dtypes float32,bfloat16)`);
+    else throw new Error(`unknown argument ${argv[i]} (--quick, --workloads W1,W2,W3,W4,W5,W6,W7, --dtypes float32,bfloat16)`);
   }
   for (const d of opts.dtypes) {
     if (!['float32', 'bfloat16', 'float16'].includes(d)) throw new Error(`--dtypes takes float32, bfloat16 and float16, got ${d}`);

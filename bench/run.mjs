@@ -2,7 +2,7 @@
 //               [-- --dtypes float32,bfloat16]
 //
 // Builds the native benchmark program and the WebAssembly module, then runs every implementation of the
-// workloads W1..W5 one after another (bprop native, bprop WebAssembly in Node, PyTorch CPU, TensorFlow.js cpu
+// workloads W1..W7 one after another (bprop native, bprop WebAssembly in Node, PyTorch CPU, TensorFlow.js cpu
 // and wasm), each on one thread, in float32 and in the half-precision rows (W3 in bfloat16, W1/W4 with mixed
 // precision O2 in bfloat16; the peer torch-cpu-bf16 runs them with bfloat16 tensors and torch.autocast). Writes one JSON line per implementation and workload to
 // bench/results/latest.jsonl, compares the step-0 losses, and prints a table of medians, the ratios
@@ -19,7 +19,7 @@ import { packageSizes } from '../tools/package-size.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
 const IMPLS = ['bprop-native', 'bprop-native-jit', 'bprop-wasm', 'bprop-wasm-jit', 'torch-cpu', 'torch-cpu-bf16', 'tfjs-cpu', 'tfjs-wasm'];
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W7'];
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7'];
 const DTYPES = ['float32', 'bfloat16'];
 /**
  * One row per workload (W3 twice), then the half-precision rows: their lines carry `dtype` (W3: the tensors in it)
@@ -32,12 +32,14 @@ const ROWS = [
   { workload: 'W3', n: 1024, label: 'W3 matmul_grad n=1024', unit: 'ms' },
   { workload: 'W4', label: 'W4 cnn_step', unit: 'ms' },
   { workload: 'W5', label: 'W5 elementwise', unit: 'ms' },
+  { workload: 'W6', label: 'W6 gpt_step', unit: 'ms' },
   { workload: 'W7', n: 1024, label: 'W7 attention L=1024', unit: 'ms' },
   { workload: 'W7', n: 4096, label: 'W7 attention L=4096', unit: 'ms' },
   { workload: 'W1', amp: 'O2', dtype: 'bfloat16', label: 'W1 mlp_step O2 bf16', unit: 'ms' },
   { workload: 'W3', n: 256, dtype: 'bfloat16', label: 'W3 matmul_grad n=256 bf16', unit: 'ms' },
   { workload: 'W3', n: 1024, dtype: 'bfloat16', label: 'W3 matmul_grad n=1024 bf16', unit: 'ms' },
   { workload: 'W4', amp: 'O2', dtype: 'bfloat16', label: 'W4 cnn_step O2 bf16', unit: 'ms' },
+  { workload: 'W6', amp: 'O2', dtype: 'bfloat16', label: 'W6 gpt_step O2 bf16', unit: 'ms' },
 ];
 /** True when result line `l` measures row `r` (the same workload, size, dtype and amp level). */
 const sameRow = (l, r) =>
@@ -422,6 +424,7 @@ for (const n of [1024, 4096]) {
 if (opts.dtypes.includes('bfloat16')) {
   const halfLines = [];
   for (const [workload, n, precision, label] of [['W1', undefined, O2, 'W1 O2 bf16'], ['W4', undefined, O2, 'W4 O2 bf16'],
+    ['W6', undefined, O2, 'W6 O2 bf16'],
     ['W3', 256, BF16, 'W3 n=256 bf16'], ['W3', 1024, BF16, 'W3 n=1024 bf16']]) {
     if (!opts.workloads.includes(workload)) continue;
     const parts = [];
@@ -468,6 +471,11 @@ target('native/torch W5', rat('bprop-native', 'torch-cpu', 'W5'), 1.0);
 target('native-jit/torch W5', rat('bprop-native-jit', 'torch-cpu', 'W5'), 0.5);
 target('native-jit/torch W1', rat('bprop-native-jit', 'torch-cpu', 'W1'), 0.8);
 target('native-jit/torch W4', rat('bprop-native-jit', 'torch-cpu', 'W4'), 0.8);
+// transformers (issue 31)
+target('native/torch W6', rat('bprop-native', 'torch-cpu', 'W6'), 1.0);
+target('native-jit/torch W6', rat('bprop-native-jit', 'torch-cpu', 'W6'), 0.8);
+target('wasm/tfjs-wasm W6', rat('bprop-wasm', 'tfjs-wasm', 'W6'), 0.1);
+target('wasm-jit/wasm W6', rat('bprop-wasm-jit', 'bprop-wasm', 'W6'), 0.8);
 for (const w of ['W1', 'W2']) {
   const l = find('bprop-native-jit', w);
   const ms = valid(l) ? l.jit?.compile_ms : null;
@@ -529,10 +537,11 @@ target('native/torch-bf16 W1 O2', ratHalf('bprop-native', 'torch-cpu-bf16', 'W1'
 target('native/torch-bf16 W4 O2', ratHalf('bprop-native', 'torch-cpu-bf16', 'W4', undefined, O2), 1.0);
 target('native-jit/torch-bf16 W1 O2', ratHalf('bprop-native-jit', 'torch-cpu-bf16', 'W1', undefined, O2), 0.85);
 target('native-jit/torch-bf16 W4 O2', ratHalf('bprop-native-jit', 'torch-cpu-bf16', 'W4', undefined, O2), 0.85);
+target('native/torch-bf16 W6 O2', ratHalf('bprop-native', 'torch-cpu-bf16', 'W6', undefined, O2), 1.0);
 for (const w of ['W1', 'W4']) {
   target(`wasm ${w} O2 bf16 / float32`, ratio(find('bprop-wasm', w, undefined, O2), find('bprop-wasm', w)), 1.2);
 }
-console.log('\n== targets (issues 7, 13, 16 and 30) ==');
+console.log('\n== targets (issues 7, 13, 16, 30 and 31) ==');
 const lw = Math.max(...targets.map((t) => t.label.length));
 for (const t of targets) {
   console.log(`${t.status.padEnd(4)}  ${t.label.padEnd(lw)}  ${String(t.value).padStart(8)}  (target ${typeof t.limit === 'number' ? `<= ${t.limit}` : t.limit})${t.detail ? `  ${t.detail}` : ''}`);

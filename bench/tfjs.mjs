@@ -1,4 +1,4 @@
-// The benchmark workloads W1..W5 through TensorFlow.js 4.22 in Node, on its `cpu` (plain JavaScript) or `wasm`
+// The benchmark workloads W1..W7 through TensorFlow.js 4.22 in Node, on its `cpu` (plain JavaScript) or `wasm`
 // (XNNPACK, SIMD, one thread) backend: one JSON line per workload on stdout, impl "tfjs-cpu" / "tfjs-wasm".
 // Usage: node bench/tfjs.mjs --backend cpu|wasm [--quick] [--workloads W1,W3]
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The benchmark workloads W1..W5 through PyTorch on the CPU, one thread: one JSON line per workload on stdout,
+"""The benchmark workloads W1..W7 through PyTorch on the CPU, one thread: one JSON line per workload on stdout,
 impl "torch-cpu". Usage: OPENBLAS_NUM_THREADS=1 python3 bench/torch_bench.py [--quick] [--workloads W1,W3] [--bf16]
 
 --bf16 (impl "torch-cpu-bf16") runs the half-precision rows instead: W3 with torch.bfloat16 tensors, W1 and W4

@@ -1,4 +1,4 @@
-// The benchmark workloads W1..W5 through the npm package (the WebAssembly build, web/dist/) in Node: one JSON
+// The benchmark workloads W1..W7 through the npm package (the WebAssembly build, web/dist/) in Node: one JSON
 // line per workload on stdout. Usage: node bench/wasm.mjs [--quick] [--workloads W1,W3] [--jit] [--dtypes float32,bfloat16]
 // With --jit (implementation bprop-wasm-jit) each workload's differentiated function is wrapped in bp.jit: traced
 // during the warm-up, replayed in the timed repetitions (W1 and W4: the whole training step, update included).
