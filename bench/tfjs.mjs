@@ -210,13 +210,15 @@ function w5() {
  * W6: the contract's GPT composed from tf ops (TensorFlow.js has no attention layer): embeddings, 4 pre-norm blocks
  * of causal multi-head attention (softmax(q k^T / sqrt(d) + mask) v) and a gelu MLP (erf form), a final layer norm,
  * an untied head, softmax cross-entropy over every token. TensorFlow.js has no AdamW: tf.train.adam(3e-4), without
- * weight decay (a little less work than the contract's step).
+ * weight decay (a little less work than the contract's step); the token embedding is a one-hot matmul (its wasm
+ * backend lacks the kernel of gather's gradient).
  */
 function w6() {
   const { batch: B, context: T, vocab: V, width: C, heads: H, layers: L } = W6;
   const D = C / H;
   const inp = w6Inputs();
-  const ids = tf.tensor2d(inp.x, [B, T], 'int32');
+  // The embedding as one-hot rows times the table: the wasm backend has no UnsortedSegmentSum, gather's gradient.
+  const idsOneHot = tf.tidy(() => tf.cast(tf.oneHot(tf.tensor1d(inp.x, 'int32'), V), 'float32'));
   const y = tf.tidy(() => tf.cast(tf.oneHot(tf.tensor1d(inp.y, 'int32'), V), 'float32'));
   let seed = 600;
   const v = (name, shape, scale) => {
@@ -238,14 +240,13 @@ function w6() {
   }
   const params = [...Object.values(P), ...blocks.flatMap((b) => Object.values(b))];
   const mask = tf.tidy(() => tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([T, T]), -1, 0)), -1e9));
-  const positions = tf.range(0, T, 1, 'int32');
   const layerNorm = (x, g, b) => {
     const { mean, variance } = tf.moments(x, -1, true);
     return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), g), b);
   };
   const gelu = (x) => tf.mul(tf.mul(x, 0.5), tf.add(1, tf.erf(tf.mul(x, Math.SQRT1_2))));
   const lossFn = () => {
-    let x = tf.add(tf.gather(P.wte, ids), tf.gather(P.wpe, positions)); // (B, T, C)
+    let x = tf.add(tf.reshape(tf.matMul(idsOneHot, P.wte), [B, T, C]), P.wpe); // (B, T, C)
     for (const b of blocks) {
       const h = tf.reshape(layerNorm(x, b.ln1G, b.ln1B), [B * T, C]);
       const qkv = tf.reshape(tf.fused.matMul({ a: h, b: b.wqkv, bias: b.bqkv }), [B, T, 3, H, D]);
@@ -276,7 +277,7 @@ function w6() {
     check.ok = check.ok && check.memory_flat;
     emit(IMPL, 'W6', 'ms_per_step', stats, { check, optimizer: 'adam (TensorFlow.js has no AdamW)' });
   } finally {
-    tf.dispose([ids, y, mask, positions, ...params]);
+    tf.dispose([idsOneHot, y, mask, ...params]);
     optimizer.dispose();
   }
 }
