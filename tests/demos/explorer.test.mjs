@@ -10,7 +10,7 @@ test('index page links every demo and loads cleanly', { skip, timeout: 120_000 }
   const { page, problems, context } = await suite.open('index.html');
   await waitReady(page, problems);
   const links = await page.$$eval('.card a', (as) => as.map((a) => a.getAttribute('href')));
-  assert.deepEqual(links, ['explorer.html', 'graph.html', 'custom.html', 'train.html']);
+  assert.deepEqual(links, ['explorer.html', 'graph.html', 'custom.html', 'train.html', 'gpt.html']);
   // The directory URL that npm start prints serves the index page.
   const dir = await fetch(new URL('demos/web/', suite.url));
   assert.equal(dir.status, 200);
