@@ -31,6 +31,7 @@ const char* kTrainGptHelp =
     "                   [--lr LR] [--min-lr LR] [--warmup N] [--weight-decay W] [--clip C]\n"
     "                   [--eval-interval N] [--eval-batches N] [--seed S] [--out FILE] [--resume FILE]\n"
     "                   [--stop-at N] [--threads N] [--jit] [--data-parallel] [--sample-tokens N]\n"
+    "                   [--amp O0|O1|O2|O3 [--amp-dtype bfloat16|float16]]\n"
     "Trains a character-level GPT (docs/transformers.md) on a text file: random windows of --context characters,\n"
     "AdamW (betas 0.9, 0.99; no decay on biases and norms), linear warmup then cosine decay per step, gradient\n"
     "clipping, a validation loss every --eval-interval steps, and a checkpoint that resumes exactly.\n"
@@ -57,6 +58,9 @@ const char* kTrainGptHelp =
     "  --jit          each step (micro-batches, clipping, update) as one traced graph\n"
     "  --data-parallel  every rank of an MPI job (mpirun -np 2 bprop train --model gpt --data-parallel) takes its\n"
     "                 share of each micro-batch; gradients are summed over the ranks; rank 0 prints and saves\n"
+    "  --amp          mixed precision (docs/mixed-precision.md): the forward under autocast at this level in\n"
+    "                 --amp-dtype (bfloat16 default; float16 scales the loss dynamically and skips overflowing\n"
+    "                 steps); weights and optimizer state stay float32. Default O0\n"
     "  --sample-tokens  characters generated at the end (temperature 0.8, top-k 20); default 200, 0 for none\n"
     "Progress (step, loss, tokens/s, ETA) goes to stderr; validations and samples to stdout.\n";
 
@@ -155,7 +159,7 @@ int train_gpt_command(const std::vector<std::string>& given) {
         rest, {"--model", "--data", "--val-data", "--context", "--layers", "--heads", "--width", "--dropout", "--steps",
                "--batch-size", "--grad-accum", "--lr", "--min-lr", "--warmup", "--weight-decay", "--clip",
                "--eval-interval", "--eval-batches", "--seed", "--out", "--resume", "--threads", "--sample-tokens",
-               "--stop-at"});
+               "--stop-at", "--amp", "--amp-dtype"});
     auto f = given_flags;
     resume_path = string_flag(f, "--resume", "");
     if (!resume_path.empty()) {
@@ -173,7 +177,7 @@ int train_gpt_command(const std::vector<std::string>& given) {
       }
       untied = !c.tie_weights;
       for (const char* key : {"steps", "batch_size", "grad_accum", "lr", "min_lr", "warmup", "weight_decay", "clip",
-                              "eval_interval", "eval_batches", "seed"}) {
+                              "eval_interval", "eval_batches", "seed", "amp", "amp_dtype"}) {
         std::string flag = std::string("--") + key;
         std::replace(flag.begin() + 2, flag.end(), '_', '-');
         const auto it = resumed.metadata.find(key);
@@ -216,6 +220,15 @@ int train_gpt_command(const std::vector<std::string>& given) {
     out_path = string_flag(f, "--out", "gpt.safetensors");
     threads = int_flag(f, "--threads", 0, 1);
     sample_tokens = int_flag(f, "--sample-tokens", 200, 0);
+    opts.amp = string_flag(f, "--amp", "O0");
+    if (opts.amp != "O0" && opts.amp != "O1" && opts.amp != "O2" && opts.amp != "O3") {
+      throw std::invalid_argument("option '--amp' must be O0, O1, O2 or O3, got '" + opts.amp + "'");
+    }
+    opts.amp_dtype = string_flag(f, "--amp-dtype", "bfloat16");
+    if (opts.amp_dtype != "bfloat16" && opts.amp_dtype != "float16") {
+      throw std::invalid_argument("option '--amp-dtype' must be bfloat16 or float16, got '" + opts.amp_dtype + "'");
+    }
+    if (given_flags.count("--amp-dtype") && opts.amp == "O0") throw std::invalid_argument("option '--amp-dtype' needs --amp");
     stop_at = int_flag(f, "--stop-at", opts.steps, 0);
     if (stop_at > opts.steps) throw std::invalid_argument("option '--stop-at' must be at most --steps");
   } catch (const std::invalid_argument& e) {
@@ -290,7 +303,8 @@ int train_gpt_command(const std::vector<std::string>& given) {
       << ", AdamW lr " << opts.lr << " -> " << opts.min_lr << " (warmup " << opts.warmup << "), weight decay "
       << opts.weight_decay << ", clip " << opts.clip << ", seed " << opts.seed << ", " << cpu::num_threads()
       << " threads" << (default_device().is_cpu() ? "" : ", on " + default_device().str())
-      << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "") << (opts.jit ? ", jit" : "") << std::endl;
+      << (multi ? " per rank, " + std::to_string(dist::size()) + " ranks" : "") << (opts.jit ? ", jit" : "")
+      << (opts.amp == "O0" ? "" : ", mixed precision " + opts.amp + " in " + opts.amp_dtype) << std::endl;
 
   StepBar bar(trainer->step());
   std::optional<models::GptEval> last_eval;

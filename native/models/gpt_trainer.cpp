@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "bprop/dist.h"
 #include "bprop/errors.h"
 #include "bprop/grad.h"
 #include "bprop/jit.h"
+#include "bprop/nn/train.h"
 #include "bprop/ops.h"
 #include "bprop/random.h"
 
@@ -106,22 +108,41 @@ GptTrainer::GptTrainer(std::shared_ptr<nn::GPT> model, GptTrainOptions options)
   optimizer_->exclude_from_weight_decay(optim::Optimizer::is_bias_or_norm);
   schedule_ = std::make_unique<optim::WarmupCosineLR>(*optimizer_, opts_.warmup, opts_.steps, opts_.min_lr);
 
+  const amp::Level level = amp::parse_level(opts_.amp);
+  const DType half = parse_dtype(opts_.amp_dtype);
+  if (!is_half(half)) {
+    throw ValueError("GPT training: amp_dtype must be bfloat16 or float16, got '" + opts_.amp_dtype + "'");
+  }
+  if (level != amp::Level::O0 && half == DType::Float16) scaler_ = std::make_shared<amp::DynamicLossScaler>();
+
   nn::GPT* net = model_.get();
   optim::Optimizer* opt = optimizer_.get();
+  amp::LossScaler* scaler = scaler_.get();
+  // (differentiated output, the float32 loss): the loss times the scale when there is a scaler.
   const GradFn loss_and_grads = value_and_grad(
-      [net](const std::vector<Tensor>& in) -> Value { return net->loss(in[0], in[1]); }, nullptr,
-      optimizer_->parameters());
+      [net, level, half, scaler](const std::vector<Tensor>& in) -> Value {
+        Tensor loss;
+        {
+          const amp::AutocastScope autocast(level, half);
+          loss = net->loss(in[0], in[1]);
+        }
+        if (loss.dtype() != DType::Float32) loss = ops::cast(loss, DType::Float32);
+        return Value{scaler ? scaler->scale(loss) : loss, loss};
+      },
+      nullptr, optimizer_->parameters(), /*has_aux=*/true);
   const int64_t accum = opts_.grad_accum;
   const double clip = opts_.clip;
   const int world = world_;
-  // inputs: (x, y) per micro-batch -> (mean loss, global gradient norm before clipping)
+  // inputs: (x, y) per micro-batch -> (mean loss, global gradient norm before clipping, whether the update was
+  // skipped); with a loss scaler the gradients are unscaled after the sum over ranks (so every rank decides alike)
+  // and the update is a gated step.
   Fn step = [=](const std::vector<Tensor>& in) -> Value {
     Tensor loss;
     std::vector<Tensor> grads;
     for (int64_t m = 0; m < accum; ++m) {
       const Value r = loss_and_grads({in[static_cast<size_t>(2 * m)], in[static_cast<size_t>(2 * m + 1)]});
       const std::vector<Tensor> g = r[1].flatten();
-      loss = m == 0 ? r[0].tensor() : loss + r[0].tensor();
+      loss = m == 0 ? r[0][1].tensor() : loss + r[0][1].tensor();
       if (m == 0) {
         grads = g;
       } else {
@@ -131,10 +152,21 @@ GptTrainer::GptTrainer(std::shared_ptr<nn::GPT> model, GptTrainOptions options)
     const double scale = 1.0 / static_cast<double>(accum * world);
     for (Tensor& g : grads) g = g * scale;
     if (world > 1) dist::allreduce(grads);
+    Tensor finite;
+    if (scaler) {
+      nn::UnscaledGradients u = nn::unscale_and_check(*scaler, grads);
+      grads = std::move(u.grads);
+      finite = u.finite;
+    }
     Tensor norm = scalar(0.0);
     if (clip > 0.0) grads = optim::clip_by_global_norm(grads, clip, &norm);
-    opt->step(grads);
-    return Value{loss * (1.0 / static_cast<double>(accum)), norm};
+    if (!scaler) {
+      opt->step(grads);
+      return Value{loss * (1.0 / static_cast<double>(accum)), norm, full({}, 0.0, DType::Bool)};
+    }
+    opt->step(grads, finite);
+    scaler->adjust(finite);
+    return Value{loss * (1.0 / static_cast<double>(accum)), norm, ops::equal(finite, full({}, 0.0, DType::Bool))};
   };
   step_fn_ = opts_.jit ? Fn(jit(step)) : step;
 }
@@ -161,7 +193,10 @@ GptStepReport GptTrainer::train_step(const std::vector<int32_t>& tokens) {
   }
   r.loss = loss.item();
   r.grad_norm = out[1].tensor().cpu().item();
-  if (!std::isfinite(r.loss)) {
+  r.skipped = out[2].tensor().cpu().item() != 0.0;
+  if (scaler_) r.loss_scale = scaler_->current_scale();
+  // With loss scaling an overflow skips the step (the scaler lowers the scale and training goes on).
+  if (!std::isfinite(r.loss) && !scaler_) {
     throw ValueError("training diverged: the loss became " + exact(r.loss) + " at step " + std::to_string(step_ + 1) +
                      " (try a smaller --lr)");
   }
@@ -278,8 +313,13 @@ void GptTrainer::save(const std::string& path, const data::CharVocabulary& vocab
                                                {"clip", exact(o.clip)},
                                                {"eval_interval", std::to_string(o.eval_interval)},
                                                {"eval_batches", std::to_string(o.eval_batches)},
-                                               {"seed", std::to_string(o.seed)}}) {
+                                               {"seed", std::to_string(o.seed)},
+                                               {"amp", o.amp},
+                                               {"amp_dtype", o.amp_dtype}}) {
     meta[k] = v;
+  }
+  if (scaler_) {
+    for (const auto& [k, v] : scaler_->state()) meta[k] = exact(v);
   }
   for (const auto& [k, v] : extra) meta[k] = v;
   save_checkpoint(tensors, path, meta);
@@ -297,6 +337,21 @@ void GptTrainer::resume(const Checkpoint& checkpoint, const std::string& source)
   }
   load_param_into_net(*model_, weights, /*strict=*/true, source);
   optimizer_->load_state_dict(checkpoint.tensors, kOptimizerPrefix, source);
+  if (scaler_) {
+    std::map<std::string, double> state;
+    for (const auto& [key, unused] : scaler_->state()) {
+      const auto it = checkpoint.metadata.find(key);
+      if (it == checkpoint.metadata.end()) {
+        throw ValueError("'" + source + "' has no loss scaler state '" + key + "' (saved without float16 mixed precision?)");
+      }
+      try {
+        state[key] = std::stod(it->second);
+      } catch (const std::exception&) {
+        throw ValueError("'" + source + "': metadata " + key + " = '" + it->second + "' is not a number");
+      }
+    }
+    scaler_->load_state(state);
+  }
   step_ = step;
   schedule_->set_last_epoch(step);
 }

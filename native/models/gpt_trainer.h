@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bprop/amp.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/optim.h"
 #include "bprop/nn/transformer.h"
@@ -44,6 +45,11 @@ struct GptTrainOptions {
   bool jit = false;
   /// Over the ranks of bprop::dist: each takes its share of every batch; gradients are summed.
   bool data_parallel = false;
+  /// Mixed precision (bprop/amp.h): the forward under an autocast scope of this level ("O0" off, "O1".."O3") in
+  /// amp_dtype ("bfloat16" or "float16"); weights, gradients and the loss stay float32. float16 scales the loss
+  /// dynamically (amp::DynamicLossScaler) and skips the steps whose gradients overflow.
+  std::string amp = "O0";
+  std::string amp_dtype = "bfloat16";
 };
 
 /// The seed of batch `index` (a SplitMix64 step from the run's seed).
@@ -64,6 +70,8 @@ struct GptStepReport {
   double loss = 0.0;
   double lr = 0.0;
   double grad_norm = 0.0;  // before clipping (0 without clipping)
+  bool skipped = false;    // the loss scaler skipped the update (float16 gradients overflowed)
+  double loss_scale = 0.0; // with a loss scaler: the scale after the step
   double tokens_per_second = 0.0;
   double seconds = 0.0;  // since fit() started
 };
@@ -88,10 +96,12 @@ class GptTrainer {
   nn::GPT& model() { return *model_; }
   optim::Optimizer& optimizer() { return *optimizer_; }
   const GptTrainOptions& options() const { return opts_; }
+  /// The loss scaler (null unless float16 mixed precision).
+  const std::shared_ptr<amp::LossScaler>& loss_scaler() const { return scaler_; }
 
   /// The model, the optimizer state ("optimizer.*") and the metadata of a resumable checkpoint.
   void save(const std::string& path, const data::CharVocabulary& vocab, const CheckpointMetadata& extra = {}) const;
-  /// Restores weights, optimizer state and step from a checkpoint save() wrote (rank 0's, sent to every rank).
+  /// Restores weights, optimizer state, step and loss scale from a checkpoint save() wrote (each rank reads it).
   void resume(const Checkpoint& checkpoint, const std::string& source);
 
  private:
@@ -99,6 +109,7 @@ class GptTrainer {
   GptTrainOptions opts_;
   std::shared_ptr<optim::AdamW> optimizer_;
   std::unique_ptr<optim::WarmupCosineLR> schedule_;
+  std::shared_ptr<amp::LossScaler> scaler_;
   Fn step_fn_;
   int64_t step_ = 0;
   int rank_ = 0, world_ = 1;

@@ -182,3 +182,46 @@ TEST(GptTrainer, OptionsAreChecked) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(GptTrainer, MixedPrecisionTrainsAndResumesWithTheLossScale) {
+  const data::TextCorpus corpus = data::load_text_corpus(write_text("amp.txt", sample_text()));
+  models::GptTrainOptions opts = small_run();
+  opts.model.vocab_size = corpus.vocab.size();
+  opts.clip = 1.0;
+  auto run = [&](const std::string& amp, const std::string& dtype, int64_t stop, const Checkpoint* from) {
+    models::GptTrainOptions o = opts;
+    o.amp = amp;
+    o.amp_dtype = dtype;
+    nn::set_seed(5);
+    auto t = std::make_unique<models::GptTrainer>(std::make_shared<nn::GPT>(o.model), o);
+    if (from) t->resume(*from, "amp.safetensors");
+    t->fit(corpus, stop);
+    return t;
+  };
+  const auto f32 = run("O0", "bfloat16", 0, nullptr);
+  EXPECT_FALSE(f32->loss_scaler());
+  for (const std::string dtype : {"bfloat16", "float16"}) {
+    SCOPED_TRACE(dtype);
+    const auto whole = run("O2", dtype, 0, nullptr);
+    EXPECT_EQ(static_cast<bool>(whole->loss_scaler()), dtype == "float16");
+    const double a = whole->evaluate(corpus.val).loss, b = f32->evaluate(corpus.val).loss;
+    EXPECT_NEAR(a, b, 0.02 * b);  // half forward, float32 weights: close to the float32 run
+    const auto first = run("O2", dtype, 3, nullptr);
+    const std::string path = write_text("amp-" + dtype + ".safetensors", "");
+    first->save(path, corpus.vocab);
+    const Checkpoint ck = load_checkpoint(path);
+    EXPECT_EQ(ck.metadata.at("amp"), "O2");
+    if (dtype == "float16") EXPECT_TRUE(ck.metadata.count("loss_scale"));
+    const auto resumed = run("O2", dtype, 0, &ck);
+    const auto x = whole->model().parameters_and_names(), y = resumed->model().parameters_and_names();
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].second.to_vector<float>(), y[i].second.to_vector<float>()) << x[i].first;
+    if (dtype == "float16") EXPECT_EQ(resumed->loss_scaler()->state(), whole->loss_scaler()->state());
+  }
+  models::GptTrainOptions bad = opts;
+  bad.amp_dtype = "float32";
+  expect_error<ValueError>([&] { models::GptTrainer(std::make_shared<nn::GPT>(bad.model), bad); }, {"amp_dtype", "float32"});
+}
+
+}  // namespace
