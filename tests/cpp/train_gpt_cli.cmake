@@ -1,7 +1,8 @@
 # `bprop train --model gpt` and `bprop generate` on the demo's fortunes slice, a small model:
 #   - 200 steps in one run = 100 steps (--stop-at 100) + --resume + 100 steps: the same checkpoint, byte for byte
 #     (weights, optimizer state, metadata);
-#   - --jit gives the bytes of the eager run;
+#   - --jit gives the bytes of the eager run, in float32 and in float16 mixed precision (whose 60 steps also resume
+#     exactly, loss scale included);
 #   - generate is seeded (the same text twice, another for another seed) and refuses a classifier checkpoint.
 #   cmake -DBPROP=<bprop> -DDIR=<scratch folder> -DTEXT=<train.txt> -DGOLDEN=<a classifier checkpoint> -P train_gpt_cli.cmake
 cmake_minimum_required(VERSION 3.20)
@@ -35,6 +36,17 @@ endif()
 expect_same(${DIR}/gpt_whole.safetensors ${DIR}/gpt_resumed.safetensors "200 steps against 100 + resume + 100")
 run(${args} --jit --out ${DIR}/gpt_jit.safetensors)
 expect_same(${DIR}/gpt_whole.safetensors ${DIR}/gpt_jit.safetensors "--jit against eager")
+# float16 mixed precision with its dynamic loss scale: the same with --jit (gated steps included), and resumable.
+run(${args} --steps 60 --amp O2 --amp-dtype float16 --out ${DIR}/gpt_f16.safetensors)
+if(NOT stdout MATCHES "mixed precision O2 in float16")
+  message(FATAL_ERROR "the float16 run does not say it ran in mixed precision: ${stdout}")
+endif()
+run(${args} --steps 60 --amp O2 --amp-dtype float16 --jit --out ${DIR}/gpt_f16_jit.safetensors)
+expect_same(${DIR}/gpt_f16.safetensors ${DIR}/gpt_f16_jit.safetensors "float16 --jit against eager")
+run(${args} --steps 60 --amp O2 --amp-dtype float16 --stop-at 30 --out ${DIR}/gpt_f16_first.safetensors)
+run(train --model gpt --data text:${TEXT} --resume ${DIR}/gpt_f16_first.safetensors --sample-tokens 0 --threads 1
+    --out ${DIR}/gpt_f16_resumed.safetensors)
+expect_same(${DIR}/gpt_f16.safetensors ${DIR}/gpt_f16_resumed.safetensors "float16: 60 steps against 30 + resume + 30")
 
 run(generate --checkpoint ${DIR}/gpt_whole.safetensors --prompt "The " --tokens 60 --seed 4)
 set(first "${stdout}")
