@@ -46,6 +46,7 @@ std::shared_ptr<Node> new_node(int level, size_t n_inputs, const Tensor& out, bo
     // The saved output keeps only the entries of outer levels recorded so far (this loop runs oldest first).
     Tensor saved = out.detach();
     saved.impl()->trace = out.impl()->trace;
+    saved.impl()->residual = out.impl()->residual;  // what the kernel kept for its gradient op (attention's lse)
     node->out = std::move(saved);
   }
   node->edges.resize(n_inputs);

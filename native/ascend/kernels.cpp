@@ -603,6 +603,7 @@ std::vector<DeviceKernel> aclnn_kernels() {
   };
   for (DeviceKernel& k : shape_kernels()) kernels.push_back(std::move(k));
   for (DeviceKernel& k : index_kernels()) kernels.push_back(std::move(k));
+  for (DeviceKernel& k : attention_kernels()) kernels.push_back(std::move(k));
   for (DeviceKernel& k : optimizer_kernels()) kernels.push_back(std::move(k));
   return kernels;
 }

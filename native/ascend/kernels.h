@@ -22,5 +22,7 @@ std::vector<DeviceKernel> optimizer_kernels();
 std::vector<DeviceKernel> shape_kernels();
 /// slice, strided_slice and its gradient (kernels_index.cpp).
 std::vector<DeviceKernel> index_kernels();
+/// scaled_dot_product_attention and its gradient op on aclnnFlashAttentionScore(Grad) (kernels_attention.cpp).
+std::vector<DeviceKernel> attention_kernels();
 
 }  // namespace bprop::ascend

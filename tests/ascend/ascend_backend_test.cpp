@@ -580,5 +580,35 @@ TEST(AscendOptimizer, OptimizersTrainOnTheNpuAsOnTheCpu) {
   }
 }
 
+// scaled_dot_product_attention on aclnnFlashAttentionScore and its gradient on aclnnFlashAttentionScoreGrad (the
+// softmax statistics the forward kept): the CPU kernel's values and gradients, causal or not, L != S, and a mask
+// left to the CPU.
+TEST(AscendOps, AttentionRunsOnFlashAttentionScoreAndItsGrad) {
+  use_fake();
+  const Device npu = Device::ascend();
+  for (const bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "full");
+    const Tensor q = randn({2, 3, 5, 4}, 1), k = randn({2, 3, 7, 4}, 2), v = randn({2, 3, 7, 4}, 3);
+    const Fn f = [causal](const std::vector<Tensor>& x) -> Value {
+      return ops::sum(ops::sin(ops::scaled_dot_product_attention(x[0], x[1], x[2], Tensor(), causal)));
+    };
+    reset_fallback_counts();
+    const Tensor qd = q.to(npu), kd = k.to(npu), vd = v.to(npu);
+    expect_close(ops::scaled_dot_product_attention(qd, kd, vd, Tensor(), causal),
+                 ops::scaled_dot_product_attention(q, k, v, Tensor(), causal), 1e-5);
+    const Value g = grad(f, GradPosition({0, 1, 2}))({qd, kd, vd}), want = grad(f, GradPosition({0, 1, 2}))({q, k, v});
+    for (int i = 0; i < 3; ++i) expect_close(g[i].tensor().to(Device::cpu()), want[i].tensor(), 1e-5);
+    const auto counts = fallback_counts();
+    EXPECT_EQ(counts.count("scaled_dot_product_attention"), 0u);
+    EXPECT_EQ(counts.count("scaled_dot_product_attention_grad"), 0u);
+  }
+  // a mask, broadcast heads or float64: the CPU kernel, counted
+  reset_fallback_counts();
+  const Tensor q = randn({1, 2, 3, 4}, 4).to(npu), mask = tensor_bool({true, false, true}, {3}).to(npu);
+  (void)ops::scaled_dot_product_attention(q, q, q, mask);
+  EXPECT_EQ(fallback_counts().count("scaled_dot_product_attention"), 1u);
+}
+
 }  // namespace
 }  // namespace bprop
+

@@ -39,7 +39,8 @@ TEST(AscendFidelity, EveryOperatorTheBackendLaunchesIsDocumentedInTheFakesTable)
   const std::string lib64 = std::string(BPROP_FAKE_ASCEND_HOME) + "/lib64/";
   void* math = dlopen((lib64 + "libopapi.so").c_str(), RTLD_NOW | RTLD_LOCAL);
   void* nn = dlopen((lib64 + "libopapi_nn.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  ASSERT_TRUE(math && nn) << dlerror();
+  void* transformer = dlopen((lib64 + "libopapi_transformer.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(math && nn && transformer) << dlerror();
   auto documented = reinterpret_cast<bool (*)(const char*)>(dlsym(math, "fake_ascend_documented"));
   ASSERT_NE(documented, nullptr);
   int checked = 0;
@@ -49,7 +50,8 @@ TEST(AscendFidelity, EveryOperatorTheBackendLaunchesIsDocumentedInTheFakesTable)
     for (const std::string& name : launched) {
       const std::string op = "aclnn" + name, ws = op + "GetWorkspaceSize";
       EXPECT_TRUE(documented(op.c_str())) << k.op << " launches " << op << ", which the fake's table lacks";
-      EXPECT_TRUE(dlsym(math, ws.c_str()) || dlsym(nn, ws.c_str())) << k.op << ": the fake has no " << ws;
+      EXPECT_TRUE(dlsym(math, ws.c_str()) || dlsym(nn, ws.c_str()) || dlsym(transformer, ws.c_str()))
+          << k.op << ": the fake has no " << ws;
       ++checked;
     }
   }
@@ -60,9 +62,10 @@ TEST(AscendFidelity, EverySplitOperatorLibraryIsLoadedBeforeLibopapi) {
   use_fake();
   (void)tensor({1.0}, {1}).to(Device::ascend());  // loads the backend
   const std::vector<std::string>& libs = ascend::Runtime::get().lib().operator_libraries();
-  ASSERT_EQ(libs.size(), 2u);
+  ASSERT_EQ(libs.size(), 3u);
   EXPECT_NE(libs[0].find("libopapi_nn.so"), std::string::npos) << libs[0];
-  EXPECT_NE(libs[1].find("libopapi.so"), std::string::npos) << libs[1];
+  EXPECT_NE(libs[1].find("libopapi_transformer.so"), std::string::npos) << libs[1];
+  EXPECT_NE(libs[2].find("libopapi.so"), std::string::npos) << libs[2];
   // an operator only the split library has runs on the NPU
   reset_fallback_counts();
   const Tensor x = randn({1, 2, 4, 4}, 3);

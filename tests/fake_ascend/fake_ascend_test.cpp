@@ -36,7 +36,7 @@ void* open_lib(const char* file) {
 
 void* sym(const char* name) {
   static void* const libs[] = {open_lib("libascendcl.so"), open_lib("libnnopbase.so"), open_lib("libopapi.so"),
-                               open_lib("libopapi_nn.so")};
+                               open_lib("libopapi_nn.so"), open_lib("libopapi_transformer.so")};
   for (void* h : libs) {
     if (void* p = dlsym(h, name)) return p;
   }
@@ -2514,13 +2514,83 @@ TEST_F(AtlasTraining, OperatorsAndDtypesTheLineLacksAreRefused) {
   EXPECT_EQ(gf(o), (std::vector<float>{-1, -2, -3, -4}));
 }
 
+// FlashAttentionScore (BNSD, B = N = 1, L = 2, S = 3, D = 2): the attention and the softmax statistics against a
+// softmax by hand, the causal band, the Grad's dv, and the documented checks.
+TEST_F(Fake, FlashAttentionScoreAndItsGrad) {
+  // ND tensors (the operator documents ND), as torch_npu passes them
+  const auto nd = [&](const Shape& shape, const std::vector<float>& v) {
+    void* d = dmalloc(v.size() * sizeof(float));
+    EXPECT_EQ(FN(aclrtMemcpy)(d, v.size() * 4, v.data(), v.size() * 4, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    return wrap(shape, ACL_FLOAT, d, 4, ACL_FORMAT_ND);
+  };
+  aclTensor* q = nd({1, 1, 2, 2}, {1, 0, 0, 1});
+  aclTensor* k = nd({1, 1, 3, 2}, {1, 0, 0, 1, 1, 1});
+  aclTensor* v = nd({1, 1, 3, 2}, {1, 2, 3, 4, 5, 6});
+  aclTensor* out = nd({1, 1, 2, 2}, std::vector<float>(4, 0));
+  aclTensor* mx = nd({1, 1, 2, 8}, std::vector<float>(16, 0));
+  aclTensor* sm = nd({1, 1, 2, 8}, std::vector<float>(16, 0));
+  char bnsd[] = "BNSD", bsh[] = "BSH";
+  const aclTensor* none = nullptr;
+  const int64_t all = 2147483647;
+  ASSERT_EQ(RUN(FlashAttentionScore, q, k, v, none, none, none, none, nullptr, 1.0, 1.0, all, all, int64_t{1}, bnsd,
+                int64_t{0}, int64_t{0}, mx, sm, none, out),
+            ACLNN_SUCCESS)
+      << recent();
+  // row 0: scores (1, 0, 1), row 1: (0, 1, 1)
+  const double e = std::exp(1.0);
+  const double w0[] = {e, 1, e}, w1[] = {1, e, e};
+  const double t0 = 2 * e + 1;
+  const std::vector<float> o = gf(out);
+  EXPECT_NEAR(o[0], (w0[0] * 1 + w0[1] * 3 + w0[2] * 5) / t0, 1e-6);
+  EXPECT_NEAR(o[3], (w1[0] * 2 + w1[1] * 4 + w1[2] * 6) / t0, 1e-6);
+  EXPECT_EQ(gf(mx)[0], 1.0f);
+  EXPECT_EQ(gf(mx)[7], 1.0f);  // each value 8 times
+  EXPECT_NEAR(gf(sm)[0], 2 + 1 / e, 1e-6);  // sum of exp(score - max)
+  // causal as a band (nextTokens 0): row 0 sees key 0 only
+  ASSERT_EQ(RUN(FlashAttentionScore, q, k, v, none, none, none, none, nullptr, 1.0, 1.0, all, int64_t{0}, int64_t{1},
+                bnsd, int64_t{0}, int64_t{0}, mx, sm, none, out),
+            ACLNN_SUCCESS)
+      << recent();
+  EXPECT_NEAR(gf(out)[0], 1.0, 1e-6);
+  // Grad: dy = ones on row 0 of the causal case only gives dv = (1, 1) on key 0
+  aclTensor* dy = nd({1, 1, 2, 2}, {1, 1, 0, 0});
+  aclTensor* dq = nd({1, 1, 2, 2}, std::vector<float>(4, 0));
+  aclTensor* dk = nd({1, 1, 3, 2}, std::vector<float>(6, 0));
+  aclTensor* dv = nd({1, 1, 3, 2}, std::vector<float>(6, 0));
+  ASSERT_EQ(RUN(FlashAttentionScoreGrad, q, k, v, dy, none, none, none, none, mx, sm, none, out, nullptr, 1.0, 1.0, all,
+                int64_t{0}, int64_t{1}, bnsd, int64_t{0}, int64_t{0}, dq, dk, dv, none),
+            ACLNN_SUCCESS)
+      << recent();
+  EXPECT_NEAR(gf(dv)[0], 1.0, 1e-6);
+  EXPECT_NEAR(gf(dv)[1], 1.0, 1e-6);
+  EXPECT_EQ(gf(dq)[0], 0.0f);  // one key: the softmax is constant
+  // the documented checks
+  EXPECT_EQ(RUN(FlashAttentionScore, q, k, v, none, none, none, none, nullptr, 1.0, 1.0, all, all, int64_t{2}, bnsd,
+                int64_t{0}, int64_t{0}, mx, sm, none, out),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("headNum 2 must be the query's N 1"), std::string::npos) << recent();
+  EXPECT_EQ(RUN(FlashAttentionScore, q, k, v, none, none, none, none, nullptr, 1.0, 1.0, all, all, int64_t{1}, bsh,
+                int64_t{0}, int64_t{0}, mx, sm, none, out),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("the fake computes BSND and BNSD only"), std::string::npos) << recent();
+  EXPECT_EQ(RUN(FlashAttentionScore, q, k, v, none, none, none, none, nullptr, 1.0, 1.0, all, all, int64_t{1}, bnsd,
+                int64_t{0}, int64_t{2}, mx, sm, none, out),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("sparseMode 2"), std::string::npos) << recent();
+  aclTensor* bad = nd({1, 1, 2, 4}, std::vector<float>(8, 0));
+  EXPECT_EQ(RUN(FlashAttentionScore, q, k, v, none, none, none, none, nullptr, 1.0, 1.0, all, all, int64_t{1}, bnsd,
+                int64_t{0}, int64_t{0}, bad, sm, none, out),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(recent().find("softmaxMaxOut"), std::string::npos) << recent();
+}
+
 TEST_F(Fake, EveryOperatorHasARowInTheTable) {
   // (an operator without one is refused with ACLNN_ERR_INNER: each documented operator names its source)
   for (const char* op : {"aclnnAdd", "aclnnExpm1", "aclnnConvolution", "aclnnMaxPool2dWithIndicesBackward",
                          "aclnnInplaceCopy", "aclnnCat"}) {
     EXPECT_TRUE(FN(fake_ascend_documented)(op)) << op;
   }
-  EXPECT_FALSE(FN(fake_ascend_documented)("aclnnFlashAttentionScore"));
+  EXPECT_FALSE(FN(fake_ascend_documented)("aclnnIncreFlashAttention"));
 }
 
 }  // namespace

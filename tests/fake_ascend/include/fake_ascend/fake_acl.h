@@ -315,6 +315,24 @@ FAKE_ACLNN_LAUNCH(aclnnProdDim)
 // aclnnGelu computes the tanh form CANN documents; approximate 0 ("none") here is the exact erf form, 1 the tanh form.
 aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnGeluV2)
+// ops-transformer's FlashAttention pair (libopapi_transformer.so).
+aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(
+    const aclTensor* query, const aclTensor* key, const aclTensor* value, const aclTensor* realShiftOptional,
+    const aclTensor* dropMaskOptional, const aclTensor* paddingMaskOptional, const aclTensor* attenMaskOptional,
+    const aclIntArray* prefixOptional, double scaleValueOptional, double keepProbOptional, int64_t preTokensOptional,
+    int64_t nextTokensOptional, int64_t headNum, char* inputLayout, int64_t innerPreciseOptional,
+    int64_t sparseModeOptional, const aclTensor* softmaxMaxOut, const aclTensor* softmaxSumOut,
+    const aclTensor* softmaxOutOut, const aclTensor* attentionOutOut, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnFlashAttentionScore)
+aclnnStatus aclnnFlashAttentionScoreGradGetWorkspaceSize(
+    const aclTensor* query, const aclTensor* keyIn, const aclTensor* value, const aclTensor* dy,
+    const aclTensor* pseShiftOptional, const aclTensor* dropMaskOptional, const aclTensor* paddingMaskOptional,
+    const aclTensor* attenMaskOptional, const aclTensor* softmaxMaxOptional, const aclTensor* softmaxSumOptional,
+    const aclTensor* softmaxInOptional, const aclTensor* attentionInOptional, const aclIntArray* prefixOptional,
+    double scaleValue, double keepProb, int64_t preTokens, int64_t nextTokens, int64_t headNum, char* inputLayout,
+    int64_t innerPrecise, int64_t sparseMode, const aclTensor* dqOut, const aclTensor* dkOut, const aclTensor* dvOut,
+    const aclTensor* dpseOut, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnFlashAttentionScoreGrad)
 aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor* self, const aclScalar* beta, const aclScalar* threshold,
                                           aclTensor* out, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnSoftplus)
