@@ -6,6 +6,7 @@
 // Messages out: {type: 'ready'} | {type: 'started', ...} | {type: 'progress', ...} | {type: 'sample', ...} |
 // {type: 'attention', ...} | {type: 'error', message}. Progress and samples carry the id of their run.
 import { init } from '/web/index.js';
+import { rng } from './toy-data.js';
 
 const bp = await init();
 
@@ -43,18 +44,6 @@ function encoder(vocab) {
     encode: (bytes) => Int32Array.from(bytes, (b) => index.get(b) ?? 0),
     encodeText: (s) => [...s].map((c) => index.get(c.charCodeAt(0))).filter((i) => i !== undefined),
     decode: (ids) => ids.map((i) => vocab[i]).join(''),
-  };
-}
-
-/** A seeded stream of uniform numbers in [0, 1) (mulberry32). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

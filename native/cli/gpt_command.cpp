@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -18,6 +16,7 @@
 #include "bprop/nn/init.h"
 #include "commands.h"
 #include "flags.h"
+#include "train_setup.h"
 #include "kernels/cpu/parallel.h"
 #include "models/gpt_trainer.h"
 #include "models/models.h"
@@ -238,28 +237,9 @@ int train_gpt_command(const std::vector<std::string>& given) {
     std::cerr << "bprop train: " << e.what() << "\n";
     return 2;
   }
-  {
-    std::error_code ec;
-    const std::filesystem::path parent = std::filesystem::absolute(out_path, ec).parent_path();
-    if (!std::filesystem::is_directory(parent, ec)) {
-      std::cerr << "bprop train: cannot write the checkpoint '" << out_path << "': directory '" << parent.string()
-                << "' does not exist\n";
-      return 2;
-    }
-  }
+  if (!checkpoint_directory_exists(out_path)) return 2;
   if (opts.data_parallel) {
-    try {
-      const bool npu = get_context().device.backend == Backend::Ascend;
-      dist::init(dist::mpi_built() ? dist::Backend::Auto : npu ? dist::Backend::HCCL : dist::Backend::MPI);
-    } catch (const Error& e) {
-      std::cerr << "bprop train: " << e.what() << "\n";
-      return 2;
-    }
-    if (threads == 0) {
-      int local = 1;
-      if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local = std::max(1, std::atoi(v));
-      threads = std::max(1, cpu::num_threads() / local);
-    }
+    if (!start_data_parallel(&threads)) return 2;
   }
   const bool root = !opts.data_parallel || dist::rank() == 0;
   const bool multi = opts.data_parallel && dist::size() > 1;

@@ -7,11 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "bprop/context.h"
@@ -21,6 +19,7 @@
 #include "bprop/nn/init.h"
 #include "commands.h"
 #include "flags.h"
+#include "train_setup.h"
 #include "data/idx.h"
 #include "kernels/cpu/parallel.h"
 #include "models/models.h"
@@ -199,32 +198,10 @@ int train_command(const std::vector<std::string>& given) {
   }
 
   // Fail before training when the checkpoint cannot be written where asked.
-  {
-    std::error_code ec;
-    const std::filesystem::path parent = std::filesystem::absolute(out_path, ec).parent_path();
-    if (!std::filesystem::is_directory(parent, ec)) {
-      std::cerr << "bprop train: cannot write the checkpoint '" << out_path << "': directory '" << parent.string()
-                << "' does not exist\n";
-      return 2;
-    }
-  }
+  if (!checkpoint_directory_exists(out_path)) return 2;
   if (opts.data_parallel) {
-    try {
-      // A build without MPI cannot train data parallel: MPI (HCCL on an NPU) is asked for so that the error says
-      // how to get it. Auto picks HCCL under a launcher when --device is an NPU.
-      const bool npu = get_context().device.backend == Backend::Ascend;
-      dist::init(dist::mpi_built() ? dist::Backend::Auto : npu ? dist::Backend::HCCL : dist::Backend::MPI);
-    } catch (const Error& e) {
-      std::cerr << "bprop train: " << e.what() << "\n";
-      return 2;
-    }
+    if (!start_data_parallel(&threads)) return 2;
     if (dist::rank() == 0) std::cerr << "bprop train: data parallel on " << dist::describe() << std::endl;
-    if (threads == 0) {
-      // Ranks on one host share its cores.
-      int local = 1;
-      if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local = std::max(1, std::atoi(v));
-      threads = std::max(1, cpu::num_threads() / local);
-    }
   } else if (const char* n = std::getenv("OMPI_COMM_WORLD_SIZE"); n && std::atoi(n) > 1) {
     std::cerr << "bprop train: warning: started as one of " << n << " MPI processes without --data-parallel: "
               << "each trains alone and writes the same checkpoint" << std::endl;
