@@ -271,7 +271,7 @@ val to_string(uint32_t h, int max_elements) {
   return guarded([&] {
     const Tensor& t = handles().get(h);
     // An abstract tensor (jit tracing) has a shape and a dtype and no values to show.
-    if (t.backend() == Backend::Graph) {
+    if (t.is_abstract()) {
       return val("Tensor(shape=" + shape_str(t.shape()) + ", dtype=" + dtype_name(t.dtype()) + ", traced)");
     }
     return val(t.to_string(max_elements));

@@ -131,7 +131,7 @@ EMSCRIPTEN_KEEPALIVE const void* bp_data(uint32_t h) {
   return catching(
       [&]() -> const void* {
         const bprop::Tensor& t = handles().get(h);
-        if (t.backend() == bprop::Backend::Graph) bprop::graph::throw_no_value("data()");
+        if (t.is_abstract()) bprop::graph::throw_no_value("data()");
         return t.raw_data();
       },
       static_cast<const void*>(nullptr));

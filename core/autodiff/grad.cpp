@@ -15,7 +15,7 @@ namespace bprop {
 
 // A parameter made from host data lives on the context's device (MindSpore's device_target).
 Parameter::Parameter(const Tensor& data, const std::string& name, bool requires_grad)
-    : Tensor(data.backend() == Backend::CPU && !default_device().is_cpu() ? data.to(default_device()) : data.detach()) {
+    : Tensor(data.on_host() && !default_device().is_cpu() ? data.to(default_device()) : data.detach()) {
   impl()->name = std::make_unique<const std::string>(name);
   impl()->requires_grad = requires_grad;
   impl()->is_parameter = true;
@@ -37,7 +37,7 @@ void Parameter::assign(const Tensor& value) {
     graph::current_tracer()->assign(*this, value.dtype() == dtype() ? value : ops::cast(value, dtype()));
     return;
   }
-  if (value.backend() == Backend::Graph) graph::current_tracer_or_throw("Parameter.assign");
+  if (value.is_abstract()) graph::current_tracer_or_throw("Parameter.assign");
   copy_into(*this, value);
 }
 

@@ -282,9 +282,7 @@ std::vector<Tensor> run_bprop(Node& node, const Tensor& dout, std::vector<bool>&
     // keeps none (bprop_reads_out), the device among its inputs (the op ran there), else dout's.
     std::optional<detail::PreferDevice> on_device;
     if (detail::devices_in_use()) {
-      auto on_a_device = [](const Tensor& t) {
-        return t.defined() && t.backend() != Backend::CPU && t.backend() != Backend::Graph;
-      };
+      auto on_a_device = [](const Tensor& t) { return t.defined() && t.on_device(); };
       const Tensor* value = node.out.defined() ? &node.out : nullptr;
       for (size_t i = 0; !value && i < node.inputs.size(); ++i) {
         if (on_a_device(node.inputs[i])) value = &node.inputs[i];

@@ -19,7 +19,6 @@ std::atomic<int> g_device_index{0};
 
 void set_context(const Context& context) {
   const Device d = context.device;
-  if (d.backend == Backend::Graph) throw ValueError("For 'set_context', 'graph' is not a device");
   if (!d.is_cpu()) {
     detail::note_device_use();
     const int count = device_backend(d.backend).device_count();  // throws, saying why, when there is no backend

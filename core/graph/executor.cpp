@@ -29,10 +29,10 @@ Value rebuild(const Value& shape, const std::vector<Tensor>& values, size_t& nex
 
 Tensor run_node(const GraphNode& n, const std::vector<Tensor>& inputs, Tensor planned) {
   Tensor out = planned;
-  if (n.op->allocates_output && !out.defined()) out = Tensor::empty(n.shape, n.dtype, Backend::CPU, n.op->name);
+  if (n.op->allocates_output && !out.defined()) out = Tensor::empty(n.shape, n.dtype, Device::cpu(), n.op->name);
   KernelCtx ctx{*n.op, inputs, n.attrs, n.shape, n.dtype, out};
   try {
-    run_cpu_kernel(n.op->kernels[static_cast<int>(Backend::CPU)], ctx);
+    run_cpu_kernel(n.op->kernels[Backend::CPU.id], ctx);
   } catch (const std::bad_alloc&) {
     out_of_memory(n.op->name, n.shape, n.dtype);
   } catch (const std::length_error&) {

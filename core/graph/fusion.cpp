@@ -293,7 +293,7 @@ void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::
     // (a result's slot holds a tensor already when it is a donated Parameter: the result goes there)
     Tensor t = std::move(env[static_cast<size_t>(outputs[i])]);
     if (!t.defined() && arena) t = arena->output(outputs[i], loop.shape, loop.dtype, "fused");
-    if (!t.defined()) t = Tensor::empty(loop.shape, loop.dtype, Backend::CPU, "fused");
+    if (!t.defined()) t = Tensor::empty(loop.shape, loop.dtype, Device::cpu(), "fused");
     results[i] = static_cast<char*>(t.raw_data());
     env[static_cast<size_t>(outputs[i])] = std::move(t);
   }
@@ -306,7 +306,7 @@ void run_fused_loop(const FusedLoop& loop, std::vector<Tensor>& env, const std::
       const Shape& shape = loop.sums[s].shape;
       Tensor t = std::move(env[static_cast<size_t>(slot)]);
       if (!t.defined() && arena) t = arena->output(slot, shape, DType::Float32, "sum");
-      if (!t.defined()) t = Tensor::empty(shape, DType::Float32, Backend::CPU, "sum");
+      if (!t.defined()) t = Tensor::empty(shape, DType::Float32, Device::cpu(), "sum");
       *static_cast<float*>(t.raw_data()) = sums[s];
       env[static_cast<size_t>(slot)] = std::move(t);
     }

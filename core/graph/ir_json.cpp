@@ -20,7 +20,7 @@ json value_entry(int id, const ValueType& type) {
 /// The first values of a host constant (non-finite ones as "nan", "inf", "-inf", as in bprop-graph/1).
 json constant_values(const Tensor& t) {
   json values = json::array();
-  if (t.backend() != Backend::CPU) return values;  // a device constant: reading it would copy it over
+  if (!t.on_host()) return values;  // a device constant: reading it would copy it over
   const std::vector<double> all = t.to_vector<double>();
   for (int64_t i = 0; i < std::min<int64_t>(t.numel(), kConstantValues); ++i) {
     const double x = all[static_cast<size_t>(i)];

@@ -28,7 +28,7 @@ struct JitFn::State {
 
 namespace {
 
-bool on_a_device(const Tensor& t) { return t.defined() && t.backend() != Backend::CPU && t.backend() != Backend::Graph; }
+bool on_a_device(const Tensor& t) { return t.defined() && t.on_device(); }
 
 bool is_static(const JitOptions& o, size_t i) {
   return std::find(o.static_argnums.begin(), o.static_argnums.end(), static_cast<int>(i)) != o.static_argnums.end();

@@ -22,7 +22,7 @@ bool eliminate_common_subexpressions(Graph& g) {
   // on them is done once). A chain written with numbers, x.mul(1.0001).add(0.1) in a loop, makes new scalar
   // tensors at every step; merged, the replay reads two constants instead of one per op.
   for (const auto& [id, t] : g.constants) {
-    if (t.impl()->is_parameter || t.backend() != Backend::CPU || t.nbytes() > kMaxMergedConstantBytes) continue;
+    if (t.impl()->is_parameter || !t.on_host() || t.nbytes() > kMaxMergedConstantBytes) continue;
     key.assign("constant ");
     key += shape_str(t.shape());
     key += dtype_name(t.dtype());

@@ -15,7 +15,7 @@ constexpr int64_t kMaxFoldedElements = 1 << 16;
 bool fold_constants(Graph& g) {
   std::vector<const Tensor*> constant(static_cast<size_t>(g.num_values), nullptr);
   for (const auto& [id, t] : g.constants) {  // (host values only: folding runs CPU kernels)
-    if (!t.impl()->is_parameter && t.backend() == Backend::CPU) constant[static_cast<size_t>(id)] = &t;
+    if (!t.impl()->is_parameter && t.on_host()) constant[static_cast<size_t>(id)] = &t;
   }
   std::vector<std::pair<int, Tensor>> folded;
   folded.reserve(g.nodes.size());  // pointers into it stay valid

@@ -35,7 +35,7 @@ std::shared_ptr<Graph> part(const Graph& joint, std::vector<GraphNode> nodes, st
   for (const auto& [id, t] : joint.constants) {
     if (read[static_cast<size_t>(id)]) {
       g->constants.emplace_back(id, t);
-      g->device_constants = g->device_constants || (t.backend() != Backend::CPU && t.backend() != Backend::Graph);
+      g->device_constants = g->device_constants || t.on_device();
     }
   }
   g->recompute_uses();

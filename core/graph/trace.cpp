@@ -31,7 +31,7 @@ Tracer::Tracer() : graph_(nullptr), owned_(std::make_shared<Graph>()), outer_(t_
 Tracer::~Tracer() { t_tracer = outer_; }
 
 Tensor Tracer::add_input(const Shape& shape, DType dtype) {
-  Tensor t = Tensor::empty(shape, dtype, Backend::Graph);
+  Tensor t = Tensor::abstract(shape, dtype);
   const int id = graph_->num_values++;
   abstract_ids_.emplace(t.impl()->storage.get(), id);
   alive_.push_back(t);
@@ -41,7 +41,7 @@ Tensor Tracer::add_input(const Shape& shape, DType dtype) {
 }
 
 int Tracer::value_of(const Tensor& t) {
-  if (t.backend() == Backend::Graph) {
+  if (t.is_abstract()) {
     auto it = abstract_ids_.find(t.impl()->storage.get());
     if (it == abstract_ids_.end()) {
       throw ValueError("For 'jit', a traced tensor of another trace was used (a tensor escaped a jitted function "
@@ -70,7 +70,7 @@ Tensor Tracer::add_node(const OpDef& op, const std::vector<Tensor>& inputs, cons
   n.shape = shape;
   n.dtype = dtype;
   n.where = location_;
-  Tensor out = Tensor::empty(shape, dtype, Backend::Graph, op.name);
+  Tensor out = Tensor::abstract(shape, dtype, op.name);
   n.out = graph_->num_values++;
   graph_->types.push_back({shape, dtype});
   abstract_ids_.emplace(out.impl()->storage.get(), n.out);

@@ -57,7 +57,7 @@ std::vector<uint8_t> serialize(const NamedTensors& tensors, const CheckpointMeta
     if (name == "__metadata__") save_error(where, "'__metadata__' is reserved and cannot name a tensor");
     if (!names.insert(name).second) save_error(where, "the name '" + name + "' is used twice");
     if (!t.defined()) save_error(where, "tensor '" + name + "' is undefined");
-    if (t.backend() == Backend::Graph) {
+    if (t.is_abstract()) {
       save_error(where, "tensor '" + name + "' is a traced value (inside jit) with no data to write");
     }
     const uint64_t bytes = t.nbytes();
@@ -264,7 +264,7 @@ std::vector<std::string> load_into(Cell& cell, const Checkpoint& ck, bool strict
       load_error(where, "tensor '" + name + "' has shape " + shape_str(t->shape()) +
                             " in the checkpoint but the model's parameter has shape " + shape_str(p.shape()));
     }
-    if (p.backend() == Backend::Graph) {
+    if (p.is_abstract()) {
       load_error(where, "parameter '" + name + "' is a traced value (inside jit)");
     }
     plan.emplace_back(p, t);

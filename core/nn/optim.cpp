@@ -207,7 +207,7 @@ void Optimizer::step(const std::vector<Tensor>& grads, const Tensor& apply_if) {
                      " " + dtype_name(apply_if.dtype()));
   }
   const std::vector<Tensor> gs = checked_gradients(grads);
-  if (!graph::tracing() && apply_if.backend() != Backend::Graph) {
+  if (!graph::tracing() && !apply_if.is_abstract()) {
     if (apply_if.item() != 0.0) apply(gs);
     return;
   }

@@ -181,7 +181,7 @@ const Tensor* saved_lse(const std::vector<Tensor>& in, const cpu::AttentionLayou
 void attention_kernel(KernelCtx& c) {
   const cpu::AttentionLayout a = layout_of(c.inputs, c.attrs);
   const void* mask = has_mask(c.inputs) ? c.inputs[kMask].raw_data() : nullptr;
-  Tensor lse = Tensor::empty({a.batch * a.L}, c.out_dtype, Backend::CPU, c.op.name);
+  Tensor lse = Tensor::empty({a.batch * a.L}, c.out_dtype, Device::cpu(), c.op.name);
   visit_float(c.out_dtype, [&]<typename T>() {
     cpu::flash_attention_forward<T>(a, c.inputs[kQuery].data<T>(), c.inputs[kKey].data<T>(),
                                     c.inputs[kValue].data<T>(), mask, c.out.data<T>(), lse.data<T>());

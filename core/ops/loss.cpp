@@ -249,7 +249,7 @@ Tensor cross_entropy_decomp(const std::vector<Tensor>& in, const Attrs& attrs) {
 // instead of rerunning the decomposition. Both paths give the same values; everything else takes the
 // composite route.
 // (On the host, or traced for it, only: on a device the decomposition's ops run there.)
-bool on_host(const Tensor& t) { return t.backend() == Backend::CPU || t.backend() == Backend::Graph; }
+bool on_host(const Tensor& t) { return !t.on_device(); }
 
 bool cross_entropy_fast(const std::vector<Tensor>& in, const Attrs& attrs) {
   // (half logits take the decomposition: its ops compute in float32 and round as every half op does)

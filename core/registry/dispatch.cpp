@@ -43,12 +43,12 @@ void check_inputs(const OpDef& op, const std::vector<Tensor>& inputs) {
   }
 }
 
-// Under jit, a call with an abstract input, or with a Parameter while tracing, runs on the Graph backend: it is
+// Under jit, a call with an abstract input, or with a Parameter while tracing, is traced: it is
 // recorded, and the concrete inputs become constants of the graph (Parameters live ones).
 bool traced_call(const std::vector<Tensor>& inputs) {
   const bool tracing = graph::tracing();
   for (const Tensor& t : inputs) {
-    if (t.defined() && (t.backend() == Backend::Graph || (tracing && t.impl()->is_parameter))) return true;
+    if (t.defined() && (t.is_abstract() || (tracing && t.impl()->is_parameter))) return true;
   }
   return false;
 }
@@ -81,7 +81,7 @@ Device place_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vec
   Device dev = Device::cpu();
   size_t dev_input = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined() || inputs[i].backend() == Backend::CPU) continue;
+    if (!inputs[i].defined() || !inputs[i].on_device()) continue;
     const Device d = inputs[i].device();
     if (dev.is_cpu()) {
       dev = d;
@@ -99,7 +99,7 @@ Device place_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vec
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
-    if (!t.defined() || t.backend() != Backend::CPU) continue;
+    if (!t.defined() || !t.on_host()) continue;
     if (t.dim() != 0 && preferred != dev) {
       throw ValueError("For '" + op.name + "', inputs live on different devices: " + input_name(op, dev_input) +
                        " on " + dev.str() + " and " + input_name(op, i) + " of shape " + shape_str(t.shape()) +
@@ -134,9 +134,9 @@ void run_kernel(const KernelFn& kernel, KernelCtx& kctx) {
 Tensor run_on_device_impl(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
                           DType dtype, Device dev) {
   Tensor out;
-  const KernelFn& device_kernel = op.kernels[static_cast<int>(dev.backend)];
+  const KernelFn& device_kernel = op.kernels[dev.backend.id];
   if (device_kernel || !op.allocates_output) {
-    const KernelFn& kernel = device_kernel ? device_kernel : op.kernels[static_cast<int>(Backend::CPU)];
+    const KernelFn& kernel = device_kernel ? device_kernel : op.kernels[Backend::CPU.id];
     if (op.allocates_output) out = Tensor::empty(shape, dtype, dev, op.name);
     KernelCtx kctx{op, inputs, attrs, shape, dtype, out, dev};
     try {
@@ -145,7 +145,7 @@ Tensor run_on_device_impl(const OpDef& op, const std::vector<Tensor>& inputs, co
     } catch (const KernelDeclined&) {
     }
   }
-  const KernelFn& cpu_kernel = op.kernels[static_cast<int>(Backend::CPU)];
+  const KernelFn& cpu_kernel = op.kernels[Backend::CPU.id];
   if (!cpu_kernel) {
     throw UnknownOpError("For '" + op.name + "', there is no kernel for " + dev.str() + " and no CPU kernel");
   }
@@ -208,7 +208,7 @@ Tensor run_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& a
   if (!dev.is_cpu()) {
     out = run_on_device_impl(op, moved.empty() ? inputs : moved, normalized, shape, dtype, dev);
   } else {
-    const KernelFn& kernel = op.kernels[static_cast<int>(Backend::CPU)];
+    const KernelFn& kernel = op.kernels[Backend::CPU.id];
     if (!kernel) throw UnknownOpError("For '" + op.name + "', there is no kernel for backend 'cpu'");
     if (op.allocates_output) out = Tensor::empty(shape, dtype, Device::cpu(), op.name);
     else checked_numel(shape, dtype, op.name);  // a view gets the inferred shape: it obeys the same limits

@@ -26,7 +26,7 @@ void Registry::add(OpDef def) {
   if (!def.infer_shape || !def.infer_dtype) {
     throw ValueError("register: op '" + def.name + "' needs infer_shape and infer_dtype");
   }
-  if (!def.kernels[static_cast<int>(Backend::CPU)]) {
+  if (!def.kernels[Backend::CPU.id]) {
     throw ValueError("register: op '" + def.name + "' needs a CPU kernel");
   }
   if (!def.bprop && !def.no_grad) {
@@ -57,7 +57,7 @@ std::vector<std::string> Registry::names() const {
 void Registry::set_kernel(const std::string& op, Backend backend, KernelFn kernel) {
   auto it = ops_.find(op);
   if (it == ops_.end()) throw UnknownOpError("For '" + op + "', no such op is registered (set_kernel)");
-  it->second->kernels[static_cast<int>(backend)] = std::move(kernel);
+  it->second->kernels[backend.id] = std::move(kernel);
 }
 
 Registry& registry() {

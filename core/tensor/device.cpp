@@ -1,4 +1,5 @@
-// Devices: names, the backends behind them, copies between host and device, and the CPU-fallback counts.
+// Devices: the registered backends (the CPU built in), device names, copies between host and device, and the
+// CPU-fallback counts.
 #include "bprop/device.h"
 
 #include <algorithm>
@@ -7,49 +8,159 @@
 #include <cstring>
 #include <mutex>
 
+#include <thread>
+
 #include "bprop/context.h"
 #include "bprop/errors.h"
 #include "bprop/pool.h"
-
-#ifdef BPROP_WITH_ASCEND
-namespace bprop::ascend {
-DeviceBackend& load_backend();  // native/ascend/backend.cpp
-}
-#endif
+#include "graph/trace.h"
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/onednn.h"
+#include "tensor/buffer_cache.h"
 
 namespace bprop {
 
-std::string Device::str() const {
-  if (backend == Backend::CPU || backend == Backend::Graph) return backend_name(backend);
-  return std::string(backend_name(backend)) + ":" + std::to_string(index);
+// ---- the registered backends ---------------------------------------------------------------------------------
+
+namespace {
+
+std::string cpu_features() {
+  std::string f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) f += " avx512f";
+  if (__builtin_cpu_supports("avx2")) f += " avx2";
+  if (__builtin_cpu_supports("fma")) f += " fma";
+  if (__builtin_cpu_supports("sse4.2")) f += " sse4.2";
+#elif defined(__aarch64__)
+  f += " neon";
+#elif defined(__wasm_simd128__)
+  f += " simd128";
+#endif
+  return f.empty() ? " (baseline)" : f;
 }
 
-Device parse_device(const std::string& text) {
-  std::string t = text;
-  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const size_t colon = t.find(':');
-  const std::string kind = t.substr(0, colon);
-  const std::string id = colon == std::string::npos ? "" : t.substr(colon + 1);
-  auto bad = [&]() -> Device {
-    throw ValueError("Unknown device '" + text + "': expected 'cpu', 'ascend' or 'ascend:N' (N the NPU's index)");
-  };
-  if (kind == "cpu") return colon == std::string::npos ? Device::cpu() : bad();
-  if (kind != "ascend" && kind != "npu") return bad();
-  if (colon == std::string::npos) return Device::ascend(0);
-  if (id.empty() || id.size() > 4 || !std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    return bad();
+// `bprop devices`' CPU lines: threads, vector features, the GEMM library, and where bfloat16 products run (with
+// this process's counts: on oneDNN, or widened to float32 without it).
+std::vector<std::string> describe_cpu() {
+  const cpu::HalfGemmStats half = cpu::half_gemm_stats();
+  const std::string bf16_backend =
+      cpu::bf16_gemm_available() ? cpu::onednn_name() : "float32 copies, oneDNN " + cpu::onednn_name();
+  return {"cpu: " + std::to_string(std::thread::hardware_concurrency()) + " threads," + cpu_features() + "; GEMM on " +
+              cpu::blas_name(),
+          "cpu: bfloat16 GEMM on " + bf16_backend + "; this process: " + std::to_string(half.onednn) +
+              " products on it, " + std::to_string(half.fallback) + " widened to float32 without it"};
+}
+
+// The CPU as a backend: host memory from the recycled buffers (tensor/buffer_cache.h), plain copies.
+class CpuBackend final : public DeviceBackend {
+ public:
+  Backend backend() const override { return Backend::CPU; }
+  bool host_memory() const override { return true; }
+  int device_count() override { return 1; }
+  void* allocate(int, size_t bytes) override { return detail::acquire_buffer(bytes); }
+  void release(int, void* ptr, size_t bytes) noexcept override { detail::release_buffer(ptr, bytes); }
+  void copy_to_host(int, void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
+  void copy_from_host(int, void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
+  void copy_on_device(int, void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void synchronize(int) override {}
+};
+
+struct BackendSlot {
+  BackendRegistration registration;
+  std::mutex load_mutex;
+  std::atomic<DeviceBackend*> loaded{nullptr};
+};
+
+// Slots are created once and never freed (storages outlive static destructors); ids index them.
+struct BackendTable {
+  std::mutex mu;
+  std::atomic<int> count{0};
+  BackendSlot* slots[kMaxBackends] = {};
+};
+
+BackendTable& backend_table() {
+  static BackendTable* table = [] {
+    auto* t = new BackendTable;
+    auto* cpu = new BackendSlot;
+    static CpuBackend cpu_backend;
+    cpu->registration.name = "cpu";
+    cpu->registration.load = []() -> DeviceBackend& { return cpu_backend; };
+    cpu->registration.describe = describe_cpu;
+    cpu->loaded.store(&cpu_backend);
+    t->slots[0] = cpu;
+    t->count.store(1);
+    return t;
+  }();
+  return *table;
+}
+
+BackendSlot& slot(Backend b) {
+  BackendTable& t = backend_table();
+  if (b.id >= t.count.load(std::memory_order_acquire)) {
+    throw ValueError("Backend " + std::to_string(b.id) + " is not registered in this build");
   }
-  return Device::ascend(std::stoi(id));
+  return *t.slots[b.id];
+}
+
+std::string lower(std::string t) {
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return t;
+}
+
+}  // namespace
+
+Backend register_backend(BackendRegistration registration) {
+  BackendTable& t = backend_table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  const int n = t.count.load();
+  registration.name = lower(registration.name);
+  for (std::string& a : registration.aliases) a = lower(a);
+  for (int i = 0; i < n; ++i) {
+    const BackendRegistration& r = t.slots[i]->registration;
+    std::vector<std::string> names = r.aliases;
+    names.push_back(r.name);
+    for (const std::string& name : names) {
+      if (name == registration.name ||
+          std::find(registration.aliases.begin(), registration.aliases.end(), name) != registration.aliases.end()) {
+        throw ValueError("register_backend: the device name '" + name + "' is taken by backend '" + r.name + "'");
+      }
+    }
+  }
+  if (n >= kMaxBackends) {
+    throw ValueError("register_backend: '" + registration.name + "' would be backend " + std::to_string(n + 1) +
+                     ", more than the " + std::to_string(kMaxBackends) + " one process can have");
+  }
+  if (!registration.load) throw ValueError("register_backend: '" + registration.name + "' has no load function");
+  auto* s = new BackendSlot;
+  s->registration = std::move(registration);
+  t.slots[n] = s;
+  t.count.store(n + 1, std::memory_order_release);
+  return Backend{static_cast<uint8_t>(n)};
+}
+
+std::vector<Backend> registered_backends() {
+  std::vector<Backend> out;
+  const int n = backend_table().count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) out.push_back(Backend{static_cast<uint8_t>(i)});
+  return out;
+}
+
+const BackendRegistration& backend_registration(Backend b) { return slot(b).registration; }
+
+const char* backend_name(Backend b) {
+  const BackendTable& t = backend_table();
+  return b.id < t.count.load(std::memory_order_acquire) ? t.slots[b.id]->registration.name.c_str() : "?";
 }
 
 DeviceBackend& device_backend(Backend b) {
-#ifdef BPROP_WITH_ASCEND
-  if (b == Backend::Ascend) return ascend::load_backend();
-#endif
-  if (b == Backend::Ascend) {
-    throw ValueError("The Ascend backend is not part of this build (it is in the native build for Linux)");
-  }
-  throw ValueError(std::string("Backend '") + backend_name(b) + "' has no device memory");
+  BackendSlot& s = slot(b);
+  if (DeviceBackend* loaded = s.loaded.load(std::memory_order_acquire)) return *loaded;
+  std::lock_guard<std::mutex> lock(s.load_mutex);
+  if (DeviceBackend* loaded = s.loaded.load()) return *loaded;
+  DeviceBackend& backend = s.registration.load();  // throws, saying why, while this host cannot
+  s.loaded.store(&backend, std::memory_order_release);
+  return backend;
 }
 
 bool device_backend_available(Backend b) {
@@ -61,7 +172,52 @@ bool device_backend_available(Backend b) {
   }
 }
 
+void DeviceBackend::copy_to_host_async(int index, void* host, const void* device_ptr, size_t bytes,
+                                       std::function<void(std::exception_ptr)> done) {
+  try {
+    copy_to_host(index, host, device_ptr, bytes);
+  } catch (...) {
+    done(std::current_exception());
+    return;
+  }
+  done(nullptr);
+}
+
+std::string Device::str() const {
+  if (is_cpu()) return "cpu";
+  return std::string(backend_name(backend)) + ":" + std::to_string(index);
+}
+
+Device parse_device(const std::string& text) {
+  const std::string t = lower(text);
+  const size_t colon = t.find(':');
+  const std::string kind = t.substr(0, colon);
+  const std::string id = colon == std::string::npos ? "" : t.substr(colon + 1);
+  auto bad = [&]() -> Device {
+    std::string expected;
+    for (const Backend b : registered_backends()) {
+      const std::string name = backend_name(b);
+      expected += (expected.empty() ? "'" : ", '") + name + (b == Backend::CPU ? "'" : "' or '" + name + ":N'");
+    }
+    throw ValueError("Unknown device '" + text + "': this build has " + expected +
+                     " (N the device's index)");
+  };
+  for (const Backend b : registered_backends()) {
+    const BackendRegistration& r = backend_registration(b);
+    if (kind != r.name && std::find(r.aliases.begin(), r.aliases.end(), kind) == r.aliases.end()) continue;
+    if (b == Backend::CPU) return colon == std::string::npos ? Device::cpu() : bad();
+    if (colon == std::string::npos) return Device{b, 0};
+    if (id.empty() || id.size() > 4 ||
+        !std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return bad();
+    }
+    return Device{b, std::stoi(id)};
+  }
+  return bad();
+}
+
 void Tensor::refuse_host_access() const {
+  if (is_abstract()) graph::throw_no_value("data()");
   throw ValueError("A tensor of shape " + shape_str(shape()) + " " + dtype_name(dtype()) + " lives on " +
                    device().str() + ": its elements are not in host memory (read them with cpu() or to_vector())");
 }
@@ -69,16 +225,16 @@ void Tensor::refuse_host_access() const {
 // ---- copies ------------------------------------------------------------------------------------------------
 
 Tensor Tensor::to(Device target) const {
-  const Device from = device();
-  if (from == target) return *this;
-  if (from.backend == Backend::Graph || target.backend == Backend::Graph) {
+  if (is_abstract()) {
     throw ValueError("to(" + target.str() + "): a traced tensor has no values to move (move it outside the jitted "
                      "function)");
   }
+  const Device from = device();
+  if (from == target) return *this;
   Tensor out = empty(shape(), dtype(), target);
-  if (from.is_cpu()) {
+  if (on_host()) {
     device_backend(target.backend).copy_from_host(target.index, out.raw_data(), raw_data(), nbytes());
-  } else if (target.is_cpu()) {
+  } else if (out.on_host()) {
     device_backend(from.backend).copy_to_host(from.index, out.raw_data(), raw_data(), nbytes());
   } else {  // between two devices: through the host
     return cpu().to(target);
@@ -87,8 +243,7 @@ Tensor Tensor::to(Device target) const {
 }
 
 Tensor on_device_of(const Tensor& like, const Tensor& host) {
-  const Backend b = like.backend();
-  return b == Backend::CPU || b == Backend::Graph ? host : host.to(like.device());
+  return like.on_device() ? host.to(like.device()) : host;
 }
 
 void copy_into(Tensor& dst, const Tensor& src) {
@@ -98,11 +253,7 @@ void copy_into(Tensor& dst, const Tensor& src) {
   }
   const Tensor v = convert(src, dst.dtype()).to(dst.device());
   if (v.raw_data() == dst.raw_data() || dst.nbytes() == 0) return;
-  if (dst.backend() == Backend::CPU) {
-    std::memcpy(dst.raw_data(), v.raw_data(), dst.nbytes());
-  } else {
-    device_backend(dst.backend()).copy_on_device(dst.device().index, dst.raw_data(), v.raw_data(), dst.nbytes());
-  }
+  device_backend(dst.backend()).copy_on_device(dst.device().index, dst.raw_data(), v.raw_data(), dst.nbytes());
 }
 
 // ---- CPU fallbacks -----------------------------------------------------------------------------------------

@@ -100,15 +100,6 @@ void count_storage(int64_t n, int64_t bytes) {
 
 }  // namespace
 
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::CPU: return "cpu";
-    case Backend::Ascend: return "ascend";
-    case Backend::Graph: return "graph";
-  }
-  return "?";
-}
-
 namespace {
 
 // A storage with room for N bytes of elements inside it. Scalars and tiny tensors are most of what a long chain of
@@ -122,40 +113,39 @@ struct InlineStorage final : Storage {
 }  // namespace
 
 std::shared_ptr<Storage> Storage::make(size_t bytes, Device device) {
-  if (device.backend == Backend::CPU) {
+  if (device.is_cpu()) {
     if (bytes <= 16) return pool::make_shared<InlineStorage<16>>(bytes, device);
     if (bytes <= 64) return pool::make_shared<InlineStorage<64>>(bytes, device);
   }
   return pool::make_shared<Storage>(bytes, device);
 }
 
+std::shared_ptr<Storage> Storage::make_abstract(size_t bytes) {
+  return std::shared_ptr<Storage>(new Storage(bytes, AbstractTag{}));
+}
+
+Storage::Storage(size_t bytes, AbstractTag) : data_(nullptr), bytes_(bytes), kind_(Kind::Abstract) {}
+
 Storage::Storage(size_t bytes, Device device, void* inline_data) : bytes_(bytes), device_(device) {
-  if (device.backend == Backend::Graph) {  // an abstract tensor (jit tracing): a shape and a dtype, no data
-    data_ = nullptr;
-    return;
-  }
-  if (device.backend != Backend::CPU) {  // device memory, not counted with the host's
-    detail::note_device_use();
-    data_ = device_backend(device.backend).allocate(device.index, bytes);
-    return;
-  }
-  if (inline_data) {
+  if (inline_data) {  // (only host storages are made with room inside)
     data_ = inline_data;
     inline_ = true;
   } else {
-    data_ = detail::acquire_buffer(bytes);
+    DeviceBackend& backend = device_backend(device.backend);
+    data_ = backend.allocate(device.index, bytes);
+    if (!backend.host_memory()) {  // device memory, not counted with the host's
+      kind_ = Kind::Device;
+      detail::note_device_use();
+      return;
+    }
   }
   count_storage(1, static_cast<int64_t>(bytes));
 }
 
 Storage::~Storage() {
-  if (device_.backend == Backend::Graph) return;
-  if (device_.backend != Backend::CPU) {
-    device_backend(device_.backend).release(device_.index, data_, bytes_);
-    return;
-  }
-  if (!inline_) detail::release_buffer(data_, bytes_);
-  count_storage(-1, -static_cast<int64_t>(bytes_));
+  if (kind_ == Kind::Abstract) return;
+  if (!inline_) device_backend(device_.backend).release(device_.index, data_, bytes_);
+  if (kind_ == Kind::Host) count_storage(-1, -static_cast<int64_t>(bytes_));
 }
 
 MemoryStats memory_stats() {
@@ -195,10 +185,20 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const std::
   return Tensor(std::move(impl));
 }
 
+Tensor Tensor::abstract(const Shape& shape, DType dtype, const std::string& for_op) {
+  const int64_t numel = checked_numel(shape, dtype, for_op);
+  auto impl = pool::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->numel = numel;
+  impl->storage = Storage::make_abstract(static_cast<size_t>(numel) * dtype_size(dtype));
+  return Tensor(std::move(impl));
+}
+
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
-  if (backend() == Backend::Graph) graph::throw_no_value("to_vector()");
-  if (backend() != Backend::CPU) return cpu().to_vector<T>();
+  if (is_abstract()) graph::throw_no_value("to_vector()");
+  if (on_device()) return cpu().to_vector<T>();
   std::vector<T> out(static_cast<size_t>(numel()));
   visit_storage_dtype(dtype(), [&]<typename S>() {
     const S* p = data<S>();
@@ -213,12 +213,12 @@ template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
 template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
 
 double Tensor::item() const {
-  if (backend() == Backend::Graph) graph::throw_no_value("item()");
+  if (is_abstract()) graph::throw_no_value("item()");
   if (numel() != 1) {
     throw ValueError("item: the tensor has " + std::to_string(numel()) + " elements of shape " + shape_str(shape()) +
                      ", expected exactly one");
   }
-  if (backend() != Backend::CPU) return cpu().item();
+  if (on_device()) return cpu().item();
   return visit_storage_dtype(dtype(), [&]<typename S>() { return convert_element<double>(data<S>()[0]); });
 }
 
@@ -242,9 +242,9 @@ Tensor Tensor::view(const Shape& shape) const {
 }
 
 Tensor Tensor::clone() const {
-  if (backend() == Backend::Graph) graph::throw_no_value("clone()");
+  if (is_abstract()) graph::throw_no_value("clone()");
   Tensor t = empty(shape(), dtype(), device());
-  if (backend() == Backend::CPU) std::memcpy(t.raw_data(), raw_data(), nbytes());
+  if (on_host()) std::memcpy(t.raw_data(), raw_data(), nbytes());
   else device_backend(backend()).copy_on_device(device().index, t.raw_data(), raw_data(), nbytes());
   return t;
 }
@@ -286,8 +286,8 @@ void format_nested(std::string& out, const Tensor& t, size_t dim, int64_t offset
 std::string Tensor::to_string(int max_elements) const {
   if (!defined()) return "Tensor(undefined)";
   std::string out = "Tensor(shape=" + shape_str(shape()) + ", dtype=" + dtype_name(dtype()) + ", ";
-  if (backend() == Backend::Graph) return out + "traced)";  // (no values while tracing)
-  if (backend() != Backend::CPU) {
+  if (is_abstract()) return out + "traced)";  // (no values while tracing)
+  if (on_device()) {
     std::string host = cpu().to_string(max_elements);
     host.insert(host.size() - 1, ", device=" + device().str());
     return host;
@@ -399,8 +399,8 @@ Tensor rand(const Shape& shape, uint64_t seed, double low, double high, DType dt
 
 Tensor convert(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t.detach();
-  if (t.backend() == Backend::Graph) graph::throw_no_value("a raw conversion (convert)");
-  if (t.backend() != Backend::CPU) return convert(t.cpu(), dtype).to(t.device());
+  if (t.is_abstract()) graph::throw_no_value("a raw conversion (convert)");
+  if (t.on_device()) return convert(t.cpu(), dtype).to(t.device());
   Tensor out = Tensor::empty(t.shape(), dtype);
   visit_storage_dtype(t.dtype(), [&]<typename S>() {
     visit_storage_dtype(dtype, [&]<typename D>() {

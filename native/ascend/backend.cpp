@@ -1,17 +1,20 @@
-// The Ascend backend as the core sees it (bprop::DeviceBackend): loaded on first use of an Ascend device, when it
-// also registers its kernels with the op registry.
+// The Ascend backend as the core sees it (bprop::DeviceBackend): registered with the core when the program starts,
+// loaded on first use of an Ascend device, when it also registers its kernels with the op registry.
+#include "ascend/backend.h"
+
 #include <mutex>
 
 #include "ascend/kernels.h"
 #include "ascend/runtime.h"
 #include "bprop/device.h"
+#include "bprop/registry.h"
 
 namespace bprop::ascend {
 namespace {
 
 class AscendBackend final : public DeviceBackend {
  public:
-  Backend backend() const override { return Backend::Ascend; }
+  Backend backend() const override { return ascend::backend(); }
   int device_count() override { return Runtime::get().device_count(); }
   void* allocate(int index, size_t bytes) override { return Runtime::get().device(index).allocate(bytes); }
   void release(int index, void* ptr, size_t) noexcept override {
@@ -46,8 +49,6 @@ KernelFn declining_bfloat16_on_atlas_training(KernelFn kernel) {
   };
 }
 
-}  // namespace
-
 DeviceBackend& load_backend() {
   static AscendBackend backend;
   static std::once_flag kernels_registered;
@@ -56,10 +57,58 @@ DeviceBackend& load_backend() {
     for (DeviceKernel& k : aclnn_kernels()) {
       bool present = rt.lib().has_aclnn(k.aclnn);
       for (const std::string& other : k.also) present = present && rt.lib().has_aclnn(other);
-      if (present) registry().set_kernel(k.op, Backend::Ascend, declining_bfloat16_on_atlas_training(std::move(k.kernel)));
+      if (present) {
+        registry().set_kernel(k.op, ascend::backend(), declining_bfloat16_on_atlas_training(std::move(k.kernel)));
+      }
     }
   });
   return backend;
 }
 
+// `bprop devices`: the NPUs, their SoC and the CANN found, or why there are none.
+std::vector<std::string> describe() {
+  try {
+    Runtime& rt = Runtime::get();
+    std::vector<std::string> lines = {"ascend: " + std::to_string(rt.device_count()) + " device" +
+                                      (rt.device_count() == 1 ? "" : "s") + " (" + rt.soc_name() + "), CANN " +
+                                      rt.version() + ", " + rt.lib().runtime_path()};
+    for (int i = 0; i < rt.device_count(); ++i) lines.push_back("  ascend:" + std::to_string(i));
+    return lines;
+  } catch (const std::exception& e) {
+    return {std::string("ascend: none (") + e.what() + ")"};
+  }
+}
+
+// `bprop ops`' column: an op's aclnn kernel (when the installed CANN has that operator), its kernel of ops that
+// run there themselves (views and composites), or the CPU kernel with a host round trip.
+std::string describe_op(const OpDef& def) {
+  static const std::vector<DeviceKernel> kernels = aclnn_kernels();
+  for (const auto& k : kernels) {
+    if (k.op != def.name) continue;
+    std::string ops = "aclnn " + k.aclnn;
+    for (const std::string& other : k.also) ops += ", " + other;
+    return ops;
+  }
+  return def.allocates_output ? "cpu fallback" : "composed";
+}
+
+}  // namespace
+
+Backend backend() {
+  static const Backend id = register_backend({.name = "ascend",
+                                              .aliases = {"npu"},
+                                              .load = load_backend,
+                                              .describe = describe,
+                                              .describe_op = describe_op});
+  return id;
+}
+
+namespace {
+// Registers the backend before main, so that device texts and `bprop devices` know it from the start.
+[[maybe_unused]] const Backend registered = backend();
+}  // namespace
+
 }  // namespace bprop::ascend
+
+// What bprop_native's link options name (-u), so that a static link keeps this file and its registration.
+extern "C" void bprop_ascend_backend_linked() {}

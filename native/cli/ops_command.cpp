@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ascend/kernels.h"
+#include "bprop/device.h"
 #include "bprop/op_table.h"
 #include "bprop/registry.h"
 #include "commands.h"
@@ -20,23 +20,21 @@ struct OpRow {
   std::string family;
   std::vector<std::string> kernels;  // backends with a kernel
   std::vector<DType> dtypes;         // the float dtypes it takes
-  std::string ascend;                // on an NPU: "aclnn <Op>", "composed" or "cpu fallback"
+  // How each device backend runs it (BackendRegistration::describe_op: on an NPU "aclnn <Op>", "composed" or
+  // "cpu fallback"), in device_columns() order.
+  std::vector<std::string> on_devices;
   std::string grad;                  // "bprop", "no grad" or "missing"
   bool first_order = false;          // in the gradcheck op table at first order
   bool second_order = false;         // ... and at second order
 };
 
-// How an op runs on an NPU: its aclnn kernel (when the installed CANN has that operator), its kernel of ops that
-// run there themselves (views and composites), or the CPU kernel with a host round trip.
-std::string ascend_kernel(const OpDef& def) {
-  static const std::vector<ascend::DeviceKernel> kernels = ascend::aclnn_kernels();
-  for (const auto& k : kernels) {
-    if (k.op != def.name) continue;
-    std::string ops = "aclnn " + k.aclnn;
-    for (const std::string& other : k.also) ops += ", " + other;
-    return ops;
+// The backends that describe their ops: one column each.
+std::vector<Backend> device_columns() {
+  std::vector<Backend> out;
+  for (const Backend b : registered_backends()) {
+    if (backend_registration(b).describe_op) out.push_back(b);
   }
-  return def.allocates_output ? "cpu fallback" : "composed";
+  return out;
 }
 
 std::vector<OpRow> matrix() {
@@ -47,10 +45,10 @@ std::vector<OpRow> matrix() {
     OpRow r;
     r.op = name;
     r.family = def.family.empty() ? "-" : def.family;
-    for (int b = 0; b < kNumBackends; ++b) {
-      if (def.kernels[static_cast<size_t>(b)]) r.kernels.emplace_back(backend_name(static_cast<Backend>(b)));
+    for (const Backend b : registered_backends()) {
+      if (def.kernels[b.id]) r.kernels.emplace_back(backend_name(b));
     }
-    r.ascend = ascend_kernel(def);
+    for (const Backend b : device_columns()) r.on_devices.push_back(backend_registration(b).describe_op(def));
     r.dtypes = op_float_dtypes(name);
     r.grad = def.no_grad ? "no grad" : (def.bprop ? "bprop" : "missing");
     for (const OpCheckRow& row : table) {
@@ -157,7 +155,8 @@ void print_json(const std::vector<OpRow>& rows) {
     j["kernels"] = r.kernels;
     j["dtypes"] = nlohmann::ordered_json::array();
     for (const DType dt : r.dtypes) j["dtypes"].push_back(dtype_name(dt));
-    j["ascend"] = r.ascend;
+    const std::vector<Backend> columns = device_columns();
+    for (size_t i = 0; i < columns.size(); ++i) j[backend_name(columns[i])] = r.on_devices[i];
     j["grad"] = r.grad;
     j["gradcheck"] = {{"first_order", r.first_order}, {"second_order", r.second_order}};
     add_signature(j, registry().get(r.op));
@@ -188,12 +187,16 @@ void print_markdown(const std::vector<OpRow>& rows) {
                "are as each op's signature in docs/vectors.md says.\n\n"
             << rows.size() << " ops: " << with_bprop << " with a bprop, " << no_grad << " no grad; " << first
             << " gradchecked at first order, " << second << " at second order.\n\n"
-            << "| op | family | kernels | dtypes | ascend | grad | gradcheck 1st | gradcheck 2nd |\n"
-               "|---|---|---|---|---|---|---|---|\n";
+            << "| op | family | kernels | dtypes | ";
+  for (const Backend b : device_columns()) std::cout << backend_name(b) << " | ";
+  std::cout << "grad | gradcheck 1st | gradcheck 2nd |\n|---|---|---|---|";
+  for (size_t i = 0; i < device_columns().size(); ++i) std::cout << "---|";
+  std::cout << "---|---|---|\n";
   for (const auto& r : rows) {
     std::cout << "| `" << r.op << "` | " << r.family << " | " << join(r.kernels, ", ") << " | "
-              << dtype_list(r.dtypes, true) << " | " << r.ascend << " | "
-              << r.grad << " | "
+              << dtype_list(r.dtypes, true) << " | ";
+    for (const std::string& d : r.on_devices) std::cout << d << " | ";
+    std::cout << r.grad << " | "
               << yes_no(r.first_order) << " | " << yes_no(r.second_order) << " |\n";
   }
 }

@@ -1,3 +1,4 @@
+#include "ascend/backend.h"
 #include "train_setup.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ bool checkpoint_directory_exists(const std::string& out_path) {
 
 bool start_data_parallel(int64_t* threads) {
   try {
-    const bool npu = get_context().device.backend == Backend::Ascend;
+    const bool npu = get_context().device.backend == ascend::backend();
     dist::init(dist::mpi_built() ? dist::Backend::Auto : npu ? dist::Backend::HCCL : dist::Backend::MPI);
   } catch (const Error& e) {
     std::cerr << "bprop train: " << e.what() << "\n";

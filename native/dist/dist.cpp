@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "ascend/backend.h"
 #include "bprop/context.h"
 #include "bprop/device.h"
 #include "bprop/ops.h"
@@ -80,13 +81,13 @@ class StagedWork : public Work {
   bool done_ = false;
 };
 
-bool on_host(const Tensor& t) { return t.backend() == bprop::Backend::CPU; }
+bool on_host(const Tensor& t) { return t.on_host(); }
 
 void check_tensors(const std::vector<Tensor>& tensors, const char* op) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (!t.defined()) throw ValueError(std::string("For 'dist.") + op + "', tensor " + std::to_string(i) + " is undefined");
-    if (t.backend() == bprop::Backend::Graph) {
+    if (t.is_abstract()) {
       throw ValueError(std::string("For 'dist.") + op + "', tensor " + std::to_string(i) +
                        " is a traced value (collectives run eagerly, outside jit)");
     }
@@ -134,7 +135,7 @@ void init(Backend backend) {
   Backend use = backend;
   if (use == Backend::Auto) {
     // As MindSpore and torch_npu do: on an NPU the job's collectives are HCCL's, launched like MPI's.
-    const bool npu = get_context().device.backend == bprop::Backend::Ascend;
+    const bool npu = get_context().device.backend == bprop::ascend::backend();
     use = launcher_variable().empty() ? Backend::Local : npu ? Backend::HCCL : Backend::MPI;
   }
   if (use == Backend::MPI && !mpi_built()) detail::make_mpi_communicator();  // says how to get MPI

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "ascend/backend.h"
 #include "ascend/hccl_library.h"
 #include "ascend/runtime.h"
 #include "bprop/context.h"
@@ -74,7 +75,7 @@ class HcclCommunicator : public Communicator {
     device_ = &rt.device(index);
     device_->bind();
     Context ctx = get_context();
-    ctx.device = Device::ascend(index);
+    ctx.device = ascend::device(index);
     set_context(ctx);
 
     hccl::HcclRootInfo info{};
@@ -106,7 +107,7 @@ class HcclCommunicator : public Communicator {
   std::unique_ptr<Request> ibarrier() override { return mpi_->ibarrier(); }
 
   bool on_device(Device device, DType dtype, bool reduce) const override {
-    if (!comm_ || device != Device::ascend(device_->index())) return false;
+    if (!comm_ || device != ascend::device(device_->index())) return false;
     return !reduce || dtype == DType::Float32 || dtype == DType::Int32;
   }
 
@@ -161,7 +162,7 @@ class HcclCommunicator : public Communicator {
   }
   void require(Device device, const char* op) const {
     if (!comm_) throw ValueError(std::string("For 'dist.") + op + "', the HCCL communicator was finalised");
-    if (device != Device::ascend(device_->index())) {
+    if (device != ascend::device(device_->index())) {
       throw ValueError(std::string("For 'dist.") + op + "', the tensor lives on " + device.str() +
                        ", but this rank's HCCL communicator is on ascend:" + std::to_string(device_->index()));
     }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "ascend/backend.h"
 #include "bprop/bprop.h"
 #include "bprop/device.h"
 
@@ -57,14 +58,14 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(AscendLoading, MissingLibrariesAreAClearErrorNamingTheLibraryAndTheCause) {
   setenv("ASCEND_HOME_PATH", "/nonexistent-cann", 1);
-  const std::string e = error_of([] { device_backend(Backend::Ascend); });
+  const std::string e = error_of([] { device_backend(ascend::backend()); });
   EXPECT_NE(e.find("libascendcl.so"), std::string::npos) << e;
   EXPECT_NE(e.find("set_env.sh"), std::string::npos) << e;
   EXPECT_NE(e.find("/nonexistent-cann/lib64/libascendcl.so"), std::string::npos) << e;
-  EXPECT_FALSE(device_backend_available(Backend::Ascend));
+  EXPECT_FALSE(device_backend_available(ascend::backend()));
   // The CPU is unaffected, and a device tensor is refused with the same reason.
   EXPECT_EQ((ones({2}) + ones({2})).to_vector<float>(), (std::vector<float>{2, 2}));
-  EXPECT_THROW(ones({2}).to(Device::ascend()), ValueError);
+  EXPECT_THROW(ones({2}).to(ascend::device()), ValueError);
 }
 
 TEST(AscendLoading, AMissingDriverLibraryIsNamed) {
@@ -74,7 +75,7 @@ TEST(AscendLoading, AMissingDriverLibraryIsNamed) {
     if (entry.path().filename() != "libascend_hal.so") fs::copy(entry.path(), dir / "lib64" / entry.path().filename());
   }
   setenv("ASCEND_HOME_PATH", dir.c_str(), 1);
-  const std::string e = error_of([] { device_backend(Backend::Ascend); });
+  const std::string e = error_of([] { device_backend(ascend::backend()); });
   fs::remove_all(dir);
   EXPECT_NE(e.find("libascend_hal.so"), std::string::npos) << e;
   EXPECT_NE(e.find("driver"), std::string::npos) << e;
@@ -83,34 +84,34 @@ TEST(AscendLoading, AMissingDriverLibraryIsNamed) {
 TEST(AscendLoading, AFailingAclInitReportsTheCodeAndTheRuntimeMessage) {
   use_fake();
   setenv("FAKE_ASCEND_FAIL_INIT", "507033", 1);
-  const std::string e = error_of([] { device_backend(Backend::Ascend); });
+  const std::string e = error_of([] { device_backend(ascend::backend()); });
   unsetenv("FAKE_ASCEND_FAIL_INIT");
   EXPECT_NE(e.find("aclInit"), std::string::npos) << e;
   EXPECT_NE(e.find("507033"), std::string::npos) << e;
-  EXPECT_EQ(device_backend(Backend::Ascend).device_count(), 1);  // a failed start is not remembered
+  EXPECT_EQ(device_backend(ascend::backend()).device_count(), 1);  // a failed start is not remembered
 }
 
 TEST(AscendTensors, MoveToTheDeviceAndBack) {
   use_fake();
   const Tensor h = tensor({1, -2.5, 3, 4e10, -0.0, 6}, {2, 3});
-  const Tensor d = h.to(Device::ascend(0));
-  EXPECT_EQ(d.device(), Device::ascend(0));
+  const Tensor d = h.to(ascend::device(0));
+  EXPECT_EQ(d.device(), ascend::device(0));
   EXPECT_EQ(d.device().str(), "ascend:0");
   EXPECT_EQ(d.shape(), h.shape());
   EXPECT_EQ(d.to_vector<float>(), h.to_vector<float>());  // to_vector copies to the host
   EXPECT_EQ(d.cpu().device(), Device::cpu());
-  EXPECT_DOUBLE_EQ(d.to(Device::ascend(0)).clone().cpu().to_vector<double>()[3], 4e10);
+  EXPECT_DOUBLE_EQ(d.to(ascend::device(0)).clone().cpu().to_vector<double>()[3], 4e10);
   EXPECT_NE(d.to_string().find("device=ascend:0"), std::string::npos) << d.to_string();
   const std::string e = error_of([&] { (void)d.data<float>(); });  // no host pointer into device memory
   EXPECT_NE(e.find("lives on ascend:0"), std::string::npos) << e;
-  EXPECT_DOUBLE_EQ(scalar(7.5, DType::Float64).to(Device::ascend()).item(), 7.5);
-  const Tensor i = tensor_i32({1, 2, 3}, {3}).to(Device::ascend());
+  EXPECT_DOUBLE_EQ(scalar(7.5, DType::Float64).to(ascend::device()).item(), 7.5);
+  const Tensor i = tensor_i32({1, 2, 3}, {3}).to(ascend::device());
   EXPECT_EQ(i.to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 3}));
 }
 
 TEST(AscendOps, ElementwiseReductionsAndMatmulRunAsAclnnKernels) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor a = randn({4, 5}, 1), b = randn({5}, 2), m = randn({5, 3}, 3);
   const int64_t before = kernel_launches();
   reset_fallback_counts();
@@ -139,7 +140,7 @@ TEST(AscendOps, ElementwiseReductionsAndMatmulRunAsAclnnKernels) {
 // the fake and rounded once, within one half ulp or two of the CPU's (float32 arithmetic, rounded once).
 TEST(AscendOps, HalfTensorsRunAsAclnnKernelsInTheirDtype) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   for (const DType dt : {DType::Float16, DType::BFloat16}) {
     const double tol = dt == DType::Float16 ? 2e-3 : 1.6e-2;
     const Tensor a = randn({4, 5}, 1, dt), b = randn({5}, 2, dt), m = randn({5, 3}, 3, dt);
@@ -173,14 +174,14 @@ TEST(AscendOps, OpsWithoutAnNpuKernelFallBackToTheCpuAndAreCounted) {
   use_fake();
   reset_fallback_counts();
   const Tensor x = randn({3, 4}, 4);
-  const Tensor xd = x.to(Device::ascend());
+  const Tensor xd = x.to(ascend::device());
   const Tensor s = ops::sign(xd);  // no aclnn kernel (aclnnSign's NaN differs)
-  EXPECT_EQ(s.device(), Device::ascend());
+  EXPECT_EQ(s.device(), ascend::device());
   expect_close(s, ops::sign(x));
   // float64 where the NPU's Matmul and Tanh have none
   const Tensor x64 = ops::cast(x, DType::Float64), w64 = randn({4, 2}, 5, DType::Float64);
-  expect_close(ops::matmul(x64.to(Device::ascend()), w64.to(Device::ascend())), ops::matmul(x64, w64), 1e-12);
-  expect_close(ops::tanh(x64.to(Device::ascend())), ops::tanh(x64), 1e-12);
+  expect_close(ops::matmul(x64.to(ascend::device()), w64.to(ascend::device())), ops::matmul(x64, w64), 1e-12);
+  expect_close(ops::tanh(x64.to(ascend::device())), ops::tanh(x64), 1e-12);
   const auto counts = fallback_counts();
   EXPECT_EQ(counts.at("sign"), 1);
   EXPECT_EQ(counts.at("matmul"), 1);
@@ -190,19 +191,19 @@ TEST(AscendOps, OpsWithoutAnNpuKernelFallBackToTheCpuAndAreCounted) {
 
 TEST(AscendOps, MixingDevicesIsAnErrorNamingBoth) {
   use_fake(2);
-  if (device_backend(Backend::Ascend).device_count() < 2) GTEST_SKIP() << "run in a process of its own (ctest)";
-  const Tensor a = ones({2, 2}).to(Device::ascend(0));
+  if (device_backend(ascend::backend()).device_count() < 2) GTEST_SKIP() << "run in a process of its own (ctest)";
+  const Tensor a = ones({2, 2}).to(ascend::device(0));
   const std::string e = error_of([&] { ops::add(a, ones({2, 2})); });
   EXPECT_NE(e.find("For 'add'"), std::string::npos) << e;
   EXPECT_NE(e.find("ascend:0"), std::string::npos) << e;
   EXPECT_NE(e.find("cpu"), std::string::npos) << e;
-  const std::string e2 = error_of([&] { ops::matmul(a, ones({2, 2}).to(Device::ascend(1))); });
+  const std::string e2 = error_of([&] { ops::matmul(a, ones({2, 2}).to(ascend::device(1))); });
   EXPECT_NE(e2.find("ascend:0"), std::string::npos) << e2;
   EXPECT_NE(e2.find("ascend:1"), std::string::npos) << e2;
   // A 0-d host tensor meets a device tensor as a scalar does (x * 2.0).
-  EXPECT_EQ((a * 2.0).device(), Device::ascend(0));
+  EXPECT_EQ((a * 2.0).device(), ascend::device(0));
   EXPECT_EQ((a * 2.0).to_vector<float>(), (std::vector<float>{2, 2, 2, 2}));
-  const std::string e3 = error_of([] { set_context({.device = Device::ascend(2)}); });
+  const std::string e3 = error_of([] { set_context({.device = ascend::device(2)}); });
   EXPECT_NE(e3.find("2 ascend devices"), std::string::npos) << e3;
 }
 
@@ -216,7 +217,7 @@ TEST(AscendAutodiff, GradientsOfAnMlpLossMatchTheCpu) {
     return ops::nll_loss(logp, labels.to(p[0].device()));
   };
   const Value cpu = value_and_grad(loss, GradPosition({1, 2}))({x, w1, w2});
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Value dev = value_and_grad(loss, GradPosition({1, 2}))({x.to(npu), w1.to(npu), w2.to(npu)});
   expect_close(dev[0].tensor(), cpu[0].tensor());
   const auto gc = cpu[1].flatten(), gd = dev[1].flatten();
@@ -229,11 +230,11 @@ TEST(AscendAutodiff, GradientsOfAnMlpLossMatchTheCpu) {
 
 TEST(AscendContext, TheContextsDeviceRunsHostTensorsOnTheNpu) {
   use_fake();
-  set_context({.device = Device::ascend(0)});
-  EXPECT_EQ(default_device(), Device::ascend(0));
+  set_context({.device = ascend::device(0)});
+  EXPECT_EQ(default_device(), ascend::device(0));
   const int64_t before = kernel_launches();
   const Tensor y = ops::mul(tensor({1, 2, 3}, {3}), tensor({4, 5, 6}, {3}));
-  EXPECT_EQ(y.device(), Device::ascend(0));
+  EXPECT_EQ(y.device(), ascend::device(0));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{4, 10, 18}));
   EXPECT_GT(kernel_launches(), before);
   const Value g = grad([](const std::vector<Tensor>& a) -> Value { return ops::sum(a[0] * a[0]); })(
@@ -246,7 +247,7 @@ TEST(AscendContext, TheContextsDeviceRunsHostTensorsOnTheNpu) {
 TEST(AscendOps, ConvolutionPoolingAndBatchNormRunOnTheNpuWithTheirGradients) {
   use_fake();
   reset_fallback_counts();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor x = randn({2, 3, 9, 8}, 20), w = randn({4, 3, 3, 3}, 21), b = randn({4}, 22);
   // conv (stride 2, padding 1, dilation 1) -> max pool 2x2 -> batch norm, and the gradients of all inputs
   const Fn f = [](const std::vector<Tensor>& a) -> Value {
@@ -271,9 +272,9 @@ TEST(AscendOps, ConvolutionPoolingAndBatchNormRunOnTheNpuWithTheirGradients) {
 
 TEST(AscendTraining, LayersOptimizersAndCheckpointsWorkOnTheNpu) {
   use_fake();
-  set_context({.device = Device::ascend()});
+  set_context({.device = ascend::device()});
   nn::Dense layer(5, 3);
-  ASSERT_EQ(layer.trainable_params()[0].device(), Device::ascend());  // made on the context's device
+  ASSERT_EQ(layer.trainable_params()[0].device(), ascend::device());  // made on the context's device
   optim::Adam opt(layer.trainable_params(), 0.05);
   const Tensor x = randn({16, 5}, 30), target = randn({16, 3}, 31);
   const Fn loss = [&](const std::vector<Tensor>& a) -> Value { return ops::mean(ops::square(layer(a[0]) - a[1])); };
@@ -291,7 +292,7 @@ TEST(AscendTraining, LayersOptimizersAndCheckpointsWorkOnTheNpu) {
   nn::Dense other(5, 3);
   load_checkpoint_bytes(other, bytes.data(), bytes.size());
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(other.trainable_params()[i].device(), Device::ascend());
+    EXPECT_EQ(other.trainable_params()[i].device(), ascend::device());
     EXPECT_EQ(other.trainable_params()[i].to_vector<float>(), layer.trainable_params()[i].to_vector<float>());
   }
   set_context({});
@@ -304,7 +305,7 @@ TEST(AscendJit, AJittedFunctionReplaysOnTheNpuAsOneGraphWithoutFallingBack) {
   });
   const Tensor x = randn({3, 4}, 7), w = randn({4, 4}, 8);
   const Tensor want = f({x, w}).tensor();  // (traced for the CPU)
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   reset_fallback_counts();
   const Tensor first = f({x.to(npu), w.to(npu)}).tensor();
   const int64_t before = kernel_launches();
@@ -322,7 +323,7 @@ TEST(AscendJit, AJittedFunctionReplaysOnTheNpuAsOneGraphWithoutFallingBack) {
 
 TEST(AscendJit, AJittedTrainingStepOnTheNpuUpdatesParametersAsEagerSteps) {
   use_fake();
-  set_context({.device = Device::ascend()});
+  set_context({.device = ascend::device()});
   auto run = [](bool use_jit) {
     nn::Dense layer(5, 3);
     for (Parameter& p : layer.trainable_params()) p.assign(randn(p.shape(), 42));  // the same start for both
@@ -358,7 +359,7 @@ TEST(AscendJit, AJittedTrainingStepOnTheNpuUpdatesParametersAsEagerSteps) {
 // tan, leaky_relu, elu, clamp and flip run as aclnn kernels, with their gradients (composed of ops that run there).
 TEST(AscendOps, TanLeakyReluEluClampAndFlipRunOnTheNpuWithTheirGradients) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor x = randn({3, 4}, 70), y = randn({3, 4}, 71);
   const Fn f = [](const std::vector<Tensor>& a) -> Value {
     const Tensor t = ops::tan(a[0] * 0.5) + ops::leaky_relu(a[1], 0.2) * ops::elu(a[0], 1.5);
@@ -401,7 +402,7 @@ TEST(AscendOps, TanLeakyReluEluClampAndFlipRunOnTheNpuWithTheirGradients) {
 // strided_slice_grad, reshape and sum: on the NPU too).
 TEST(AscendOps, LayoutSlicingAndLogSumExpRunOnTheNpuWithTheirGradients) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor x = randn({3, 4}, 80), y = randn({3, 4}, 81), z = randn({2, 3}, 82);
   const Fn f = [](const std::vector<Tensor>& a) -> Value {
     const Tensor s = ops::stack({a[0], a[1]}, 1);                                   // [3, 2, 4]
@@ -450,7 +451,7 @@ TEST(AscendOps, LayoutSlicingAndLogSumExpRunOnTheNpuWithTheirGradients) {
 // layer_norm, var and std run on the NPU with their gradients (the layer norm's bprop: var, mean, rsqrt, sum_to).
 TEST(AscendOps, LayerNormVarAndStdRunOnTheNpuWithTheirGradients) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor x = randn({3, 2, 5}, 90), w = randn({2, 5}, 91), b = randn({2, 5}, 92), w1 = randn({5}, 93);
   const Fn f = [](const std::vector<Tensor>& a) -> Value {
     const Tensor n2 = ops::layer_norm(a[0], a[1], a[2], 2);
@@ -480,7 +481,7 @@ TEST(AscendOps, LayerNormVarAndStdRunOnTheNpuWithTheirGradients) {
 // prod over one, several and all axes runs on the NPU, with its gradient (zeros in a lane included).
 TEST(AscendOps, ProdRunsOnTheNpuWithItsGradient) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   Tensor x = randn({2, 3, 4}, 95);
   x = ops::where(ops::greater(ops::abs(x), scalar(1.5)), zeros_like(x), x);  // a few exact zeros
   const Fn f = [](const std::vector<Tensor>& a) -> Value {
@@ -503,7 +504,7 @@ TEST(AscendOps, ProdRunsOnTheNpuWithItsGradient) {
 // give the CPU kernels' values to float32 rounding (the CPU computes in float64, the NPU in the parameter's dtype).
 TEST(AscendOptimizer, UpdateOpsRunOnTheNpuAndMatchTheCpu) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   for (const DType dt : {DType::Float32, DType::Float64}) {
     const double tol = dt == DType::Float32 ? 2e-6 : 1e-12;
     const Tensor w = randn({4, 5}, 50, dt), g = randn({4, 5}, 51, dt), b = randn({4, 5}, 52, dt);
@@ -569,9 +570,9 @@ TEST(AscendOptimizer, OptimizersTrainOnTheNpuAsOnTheCpu) {
   for (int which = 0; which < 4; ++which) {
     const std::vector<Tensor> cpu = run(Device::cpu(), which);
     reset_fallback_counts();
-    const std::vector<Tensor> dev = run(Device::ascend(), which);
+    const std::vector<Tensor> dev = run(ascend::device(), which);
     for (size_t i = 0; i < 2; ++i) {
-      EXPECT_EQ(dev[i].device(), Device::ascend());
+      EXPECT_EQ(dev[i].device(), ascend::device());
       expect_close(dev[i], cpu[i], 1e-5);
     }
     for (const char* op : {"sgd_buffer", "sgd_step", "adam_m", "adam_v", "adam_step"}) {
@@ -585,7 +586,7 @@ TEST(AscendOptimizer, OptimizersTrainOnTheNpuAsOnTheCpu) {
 // left to the CPU.
 TEST(AscendOps, AttentionRunsOnFlashAttentionScoreAndItsGrad) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   for (const bool causal : {false, true}) {
     SCOPED_TRACE(causal ? "causal" : "full");
     const Tensor q = randn({2, 3, 5, 4}, 1), k = randn({2, 3, 7, 4}, 2), v = randn({2, 3, 7, 4}, 3);

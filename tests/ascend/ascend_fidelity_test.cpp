@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ascend/backend.h"
 #include "ascend/kernels.h"
 #include "ascend/runtime.h"
 #include "bprop/bprop.h"
@@ -60,7 +61,7 @@ TEST(AscendFidelity, EveryOperatorTheBackendLaunchesIsDocumentedInTheFakesTable)
 
 TEST(AscendFidelity, EverySplitOperatorLibraryIsLoadedBeforeLibopapi) {
   use_fake();
-  (void)tensor({1.0}, {1}).to(Device::ascend());  // loads the backend
+  (void)tensor({1.0}, {1}).to(ascend::device());  // loads the backend
   const std::vector<std::string>& libs = ascend::Runtime::get().lib().operator_libraries();
   ASSERT_EQ(libs.size(), 3u);
   EXPECT_NE(libs[0].find("libopapi_nn.so"), std::string::npos) << libs[0];
@@ -69,7 +70,7 @@ TEST(AscendFidelity, EverySplitOperatorLibraryIsLoadedBeforeLibopapi) {
   // an operator only the split library has runs on the NPU
   reset_fallback_counts();
   const Tensor x = randn({1, 2, 4, 4}, 3);
-  expect_close(ops::avg_pool2d(x.to(Device::ascend()), 2), ops::avg_pool2d(x, 2));
+  expect_close(ops::avg_pool2d(x.to(ascend::device()), 2), ops::avg_pool2d(x, 2));
   EXPECT_TRUE(fallback_counts().empty());
 }
 
@@ -77,7 +78,7 @@ TEST(AscendFidelity, AViewIntoAStorageIsPassedAsTheStoragesAddressAndAnElementOf
   // A gradient bucket's slice starts anywhere in its storage: CANN wants tensorData 32-byte aligned (the fake refuses
   // any other), so the view is described by the storage's address and the offset in elements.
   use_fake();
-  const Tensor storage = tensor({1, 2, 3, 4, 5, 6, 7, 8}, {8}).to(Device::ascend());
+  const Tensor storage = tensor({1, 2, 3, 4, 5, 6, 7, 8}, {8}).to(ascend::device());
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = storage.impl()->storage;
   impl->offset = 3 * sizeof(float);  // elements 3..7: 12 bytes in
@@ -105,11 +106,11 @@ TEST(AscendFidelity, SocNamesMapToTheirProductLines) {
 TEST(AscendFidelity, OnTheAtlasTrainingSeriesBFloat16RunsOnTheCpuAndFloat16OnTheNpu) {
   // The line has no bfloat16 in any operator: bfloat16 calls decline (counted) and give the CPU's results.
   use_fake("Ascend910A");
-  (void)device_backend(Backend::Ascend);
+  (void)device_backend(ascend::backend());
   if (ascend::Runtime::get().soc() != ascend::SocFamily::Ascend910) {
     GTEST_SKIP() << "run in a process of its own (ctest)";
   }
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor h = randn({3, 4}, 6, DType::Float16), b = randn({3, 4}, 7, DType::BFloat16);
   const Tensor hm = randn({4, 2}, 8, DType::Float16);
   reset_fallback_counts();
@@ -128,11 +129,11 @@ TEST(AscendFidelity, OnTheAtlasTrainingSeriesWhatItsOperatorsLackRunsOnTheCpu) {
   // Its cube unit has no float32 (Matmul, Convolution and AvgPool2d refuse KEEP_DTYPE with FLOAT) and it has no
   // MaxPool2dWithIndices and no Flip: those ops decline, counted, and give the CPU's results; the rest run on it.
   use_fake("Ascend910A");
-  (void)device_backend(Backend::Ascend);  // (the SoC is read once, at aclInit)
+  (void)device_backend(ascend::backend());  // (the SoC is read once, at aclInit)
   if (ascend::Runtime::get().soc() != ascend::SocFamily::Ascend910) {
     GTEST_SKIP() << "run in a process of its own (ctest)";
   }
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   reset_fallback_counts();
   const Tensor a = randn({3, 4}, 1), m = randn({4, 2}, 2), x = randn({2, 3, 6, 6}, 3), w = randn({4, 3, 3, 3}, 4);
   expect_close(ops::matmul(a.to(npu), m.to(npu)), ops::matmul(a, m));

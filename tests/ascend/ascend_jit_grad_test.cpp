@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ascend/backend.h"
 #include "bprop/bprop.h"
 #include "bprop/device.h"
 
@@ -34,7 +35,7 @@ const Fn loss = [](const std::vector<Tensor>& a) -> Value {
 
 TEST(AscendJitGrad, GradOfAJittedFunctionReplaysOnTheNpu) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Tensor x = randn({3, 4}, 11), w = randn({4, 2}, 12);
   const JitFn jf = jit(loss);
   const Value want = grad(loss, {0, 1})({x, w});  // eager, on the CPU
@@ -56,7 +57,7 @@ TEST(AscendJitGrad, GradOfAJittedFunctionReplaysOnTheNpu) {
 
 TEST(AscendJitGrad, SecondOrderThroughAJittedFunctionOnTheNpu) {
   use_fake();
-  const Device npu = Device::ascend();
+  const Device npu = ascend::device();
   const Fn cube = [](const std::vector<Tensor>& a) -> Value { return ops::sum(a[0] * a[0] * a[0]); };
   const JitFn jf = jit(cube);
   const Tensor x = tensor({0.5, -1.0, 2.0}, {3}).to(npu);

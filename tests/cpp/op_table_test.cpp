@@ -23,7 +23,7 @@ TEST(Registry, EveryOpIsCompleteAndInTheTable) {
     SCOPED_TRACE(name);
     EXPECT_TRUE(op.infer_shape) << name << " lacks infer_shape";
     EXPECT_TRUE(op.infer_dtype) << name << " lacks infer_dtype";
-    EXPECT_TRUE(op.kernels[static_cast<int>(Backend::CPU)]) << name << " lacks a CPU kernel";
+    EXPECT_TRUE(op.kernels[Backend::CPU.id]) << name << " lacks a CPU kernel";
     EXPECT_TRUE(op.bprop || op.no_grad) << name << " has neither a bprop nor a no-grad mark";
     EXPECT_TRUE(in_table.count(name)) << name << " is missing from the op table";
     if (!op.no_grad) {

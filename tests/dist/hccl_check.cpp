@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ascend/backend.h"
 #include "bprop/bprop.h"
 #include "bprop/context.h"
 #include "bprop/device.h"
@@ -60,7 +61,7 @@ int collectives() {
   if (dist::size() != 2) return fail("run it with 2 ranks");
   if (dist::backend_name() != "hccl") return fail("Auto chose " + dist::backend_name() + ", not hccl");
   const Device dev = get_context().device;
-  if (dev != Device::ascend(r % 2)) return fail("rank " + std::to_string(r) + " runs on " + dev.str());
+  if (dev != ascend::device(r % 2)) return fail("rank " + std::to_string(r) + " runs on " + dev.str());
   if (r == 0) std::printf("%s\n", dist::describe().c_str());
   reset_fallback_counts();
   const double a = r + 1.0;
@@ -179,7 +180,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   cpu::set_num_threads(1);
   // As `bprop train --device ascend --data-parallel`: an NPU context, then Auto picks HCCL under mpirun.
-  set_context({.device = Device::ascend(0)});
+  set_context({.device = ascend::device(0)});
   dist::init();
   int rc = 2;
   try {

@@ -16,7 +16,8 @@ enum class Mode { PyNative, Graph };
 struct Context {
   Mode mode = Mode::PyNative;
   /// Where ops without device inputs run, and where host tensors meeting a device tensor move (MindSpore's
-  /// device_target and device_id): Device::cpu(), or Device::ascend(N) in native builds with an NPU.
+  /// device_target and device_id): Device::cpu(), or a device of a registered backend (parse_device("ascend:N") in
+  /// native builds with an NPU).
   Device device{};
 };
 

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,12 +16,18 @@
 
 namespace bprop {
 
-/// One device backend (the Ascend backend in native builds). Methods take the device index; every failure is a
-/// bprop::Error naming the device and the call.
+struct OpDef;
+
+/// One device backend: the CPU (always registered, id 0) or a device such as the Ascend NPU. Methods take the
+/// device index; every failure is a bprop::Error naming the device and the call. A backend implements memory,
+/// copies and ordering here, registers itself with register_backend, and sets its kernels on the ops it runs
+/// (Registry::set_kernel); nothing else in the core changes for it.
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   virtual Backend backend() const = 0;
+  /// True when allocate() returns host memory the host reads directly (the CPU): its tensors are on_host().
+  virtual bool host_memory() const { return false; }
   /// Devices present (0 when the runtime is there but has none).
   virtual int device_count() = 0;
   /// Device memory of at least `bytes` (from a caching allocator: no runtime allocation per op).
@@ -28,6 +36,11 @@ class DeviceBackend {
   virtual void release(int index, void* ptr, size_t bytes) noexcept = 0;
   /// Host <- device; waits for the device's queued work.
   virtual void copy_to_host(int index, void* host, const void* device_ptr, size_t bytes) = 0;
+  /// Host <- device without blocking the caller: `done` runs once `host` holds the bytes (or with the error).
+  /// A device whose reads complete only asynchronously (a WebGPU buffer's mapAsync) implements this and makes
+  /// copy_to_host a ValueError saying so; the default completes at once through copy_to_host.
+  virtual void copy_to_host_async(int index, void* host, const void* device_ptr, size_t bytes,
+                                  std::function<void(std::exception_ptr)> done);
   /// Device <- host; `host` may be reused as soon as this returns.
   virtual void copy_from_host(int index, void* device_ptr, const void* host, size_t bytes) = 0;
   /// Device <- device on one device, ordered after queued work.
@@ -36,8 +49,31 @@ class DeviceBackend {
   virtual void synchronize(int index) = 0;
 };
 
-/// The backend for `b`, loading it on first use; ValueError when this build or this host has none (the message
-/// says why, e.g. which library failed to load). CPU and Graph have none.
+/// What a backend registers: its names, how it loads, and how it describes itself and its ops (`bprop devices`,
+/// `bprop ops`), so that those need no edit for a new backend.
+struct BackendRegistration {
+  std::string name;                  // "ascend": the device text and the kernel column
+  std::vector<std::string> aliases;  // other device texts ("npu")
+  /// The backend, loading its runtime on first use; a ValueError saying why when this host cannot (no library,
+  /// no device). Called once per process until it succeeds.
+  std::function<DeviceBackend&()> load;
+  /// The lines of `bprop devices` ("ascend: 1 device (Ascend910B1), CANN 8.0", "  ascend:0"; "ascend: none
+  /// (why)" when it cannot load). Never throws.
+  std::function<std::vector<std::string>()> describe;
+  /// How the backend runs `op` for `bprop ops` ("aclnn Add", "cpu fallback"); empty: no column for it.
+  std::function<std::string(const OpDef&)> describe_op;
+};
+
+/// Adds a backend and returns its id (the CPU's registration is built in). Registering a name twice, or more than
+/// kMaxBackends backends, is a ValueError. Backends register before main (a static registrar in their library).
+Backend register_backend(BackendRegistration registration);
+/// The registered backends, the CPU first, in registration order.
+std::vector<Backend> registered_backends();
+/// The registration of `b` (its name, aliases, descriptions).
+const BackendRegistration& backend_registration(Backend b);
+
+/// The backend for `b`, loading it on first use; ValueError when this host has none (the message says why, e.g.
+/// which library failed to load).
 DeviceBackend& device_backend(Backend b);
 /// True when the backend for `b` loads (never throws).
 bool device_backend_available(Backend b);
@@ -56,14 +92,12 @@ struct KernelDeclined {
 /// The device new ops without device inputs run on (set by set_context; CPU by default).
 Device default_device();
 
-/// `host` (a constant made for `like`) on like's device; unchanged when like is on the CPU or traced (a traced
-/// tensor's constants are graph constants, on the host).
+/// `host` (a constant made for `like`) on like's device; unchanged unless like is on a device (a traced tensor's
+/// constants are graph constants, on the host).
 Tensor on_device_of(const Tensor& like, const Tensor& host);
 
 /// Copies `src` (same shape, any device) into `dst`'s storage in place, converting the dtype.
 void copy_into(Tensor& dst, const Tensor& src);
-
-struct OpDef;
 
 namespace detail {
 /// False until a tensor is allocated on a device or a device becomes the context's: until then every call runs on

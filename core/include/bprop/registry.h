@@ -120,7 +120,7 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferShapeFn infer_shape;
   InferDTypeFn infer_dtype;
-  std::array<KernelFn, kNumBackends> kernels{};
+  std::array<KernelFn, kMaxBackends> kernels{};  // by Backend::id
   /// Optional: the CPU fast path for float16 / bfloat16 calls (see HalfKernelFn); tried before the widening.
   HalfKernelFn cpu_half;
   BpropFn bprop;
@@ -143,7 +143,7 @@ struct OpDef {
 
   /// Convenience for op files: sets the CPU kernel.
   OpDef& cpu(KernelFn k) {
-    kernels[static_cast<int>(Backend::CPU)] = std::move(k);
+    kernels[Backend::CPU.id] = std::move(k);
     return *this;
   }
 };

@@ -15,36 +15,50 @@
 
 namespace bprop {
 
-/// Where a tensor's data lives; kernels are registered per backend.
-enum class Backend : uint8_t { CPU = 0, Ascend = 1, Graph = 2 };
-inline constexpr int kNumBackends = 3;
+/// A device backend: an index into the registered set (bprop/device.h's register_backend). The CPU is always 0;
+/// other backends (the Ascend NPU in native builds) get theirs when they register, so a new backend edits none of
+/// the core's types.
+struct Backend {
+  uint8_t id = 0;
+  static const Backend CPU;
+  constexpr bool operator==(const Backend&) const = default;
+};
+inline constexpr Backend Backend::CPU{0};
+/// At most this many backends are registered in one process (the CPU included).
+inline constexpr int kMaxBackends = 8;
+/// The registered name ("cpu", "ascend").
 const char* backend_name(Backend b);
 
-/// One device of a backend: the CPU, or NPU `index` of an Ascend host ("ascend:1").
+/// One device of a backend: the CPU, or device `index` of another backend ("ascend:1").
 struct Device {
-  Backend backend = Backend::CPU;
+  Backend backend{};
   int index = 0;
   static Device cpu() { return {}; }
-  static Device ascend(int index = 0) { return {Backend::Ascend, index}; }
   bool operator==(const Device&) const = default;
   bool is_cpu() const { return backend == Backend::CPU; }
-  /// "cpu", "ascend:0", "graph"
+  /// "cpu", "ascend:0"
   std::string str() const;
 };
-/// "cpu", "ascend", "ascend:N", "npu[:N]" (case-insensitive); ValueError naming the text otherwise.
+/// "cpu", or a registered backend's name (or alias) with an optional ":N" ("ascend", "ascend:1", "npu:0"),
+/// case-insensitive; ValueError naming the text and the devices this build has otherwise.
 Device parse_device(const std::string& text);
 
-/// A raw buffer. On the CPU, buffers of up to 64 bytes live inside the object, max_align_t aligned (no second
-/// allocation for scalars and tiny tensors: Storage::make sizes the object to them); larger ones are 64-byte
-/// aligned. On a device, `data()` is a device address (never dereferenced on the host) from that backend's
-/// allocator (bprop/device.h). Live storages are counted so bindings can report memory use.
+/// A raw buffer. Host storages (the CPU's) hold elements the host reads: up to 64 bytes inside the object,
+/// max_align_t aligned (no second allocation for scalars and tiny tensors: Storage::make sizes the object to them),
+/// larger ones 64-byte aligned. A device storage's `data()` is a device address from that backend's allocator
+/// (bprop/device.h), never dereferenced on the host. An abstract storage (a traced value: JAX's ShapedArray,
+/// PyTorch's meta tensors) has a size and no memory at all. Live host storages are counted so bindings can report
+/// memory use.
 class Storage {
  public:
+  /// Where the elements are: which of the three a storage is decides every "can the host read it" question.
+  enum class Kind : uint8_t { Host, Device, Abstract };
   /// A storage of `bytes` on `device`, with the elements inside the object when they fit.
   static std::shared_ptr<Storage> make(size_t bytes, Device device);
+  /// A storage of `bytes` with no memory: the value of a traced tensor.
+  static std::shared_ptr<Storage> make_abstract(size_t bytes);
   /// A storage whose elements are allocated apart (any size).
   Storage(size_t bytes, Device device) : Storage(bytes, device, nullptr) {}
-  Storage(size_t bytes, Backend backend) : Storage(bytes, Device{backend, 0}) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -53,15 +67,19 @@ class Storage {
   size_t bytes() const { return bytes_; }
   Backend backend() const { return device_.backend; }
   Device device() const { return device_; }
+  Kind kind() const { return kind_; }
 
  protected:
   /// `inline_data`: room for `bytes` host bytes inside the (derived) object, or null.
   Storage(size_t bytes, Device device, void* inline_data);
 
  private:
+  struct AbstractTag {};
+  Storage(size_t bytes, AbstractTag);
   void* data_;
   size_t bytes_;
   Device device_;
+  Kind kind_ = Kind::Host;
   bool inline_ = false;
 };
 
@@ -122,9 +140,8 @@ class Tensor {
   /// and a failed allocation is a MemoryError naming the shape and the bytes; `for_op`, when given, is the op
   /// whose output this is, named in those errors.
   static Tensor empty(const Shape& shape, DType dtype, Device device = {}, const std::string& for_op = {});
-  static Tensor empty(const Shape& shape, DType dtype, Backend backend, const std::string& for_op = {}) {
-    return empty(shape, dtype, Device{backend, 0}, for_op);
-  }
+  /// A traced value: a shape and a dtype with no elements (is_abstract()); reading it is an error naming the trace.
+  static Tensor abstract(const Shape& shape, DType dtype, const std::string& for_op = {});
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl_->shape; }
@@ -132,20 +149,27 @@ class Tensor {
   int64_t numel() const { return impl_->numel; }
   DType dtype() const { return impl_->dtype; }
   Backend backend() const { return impl_->storage->backend(); }
+  /// Where the elements are (the CPU for abstract tensors, which have none: ask is_abstract()).
   Device device() const { return impl_->storage->device(); }
+  /// The three kinds of value a tensor can be, asked one way: its elements are in host memory (data<T>() reads
+  /// them), in a device's memory (copy them with cpu() / to_vector()), or it has none (a traced value).
+  bool on_host() const { return impl_->storage->kind() == Storage::Kind::Host; }
+  bool on_device() const { return impl_->storage->kind() == Storage::Kind::Device; }
+  bool is_abstract() const { return impl_->storage->kind() == Storage::Kind::Abstract; }
   size_t nbytes() const { return static_cast<size_t>(impl_->numel) * dtype_size(impl_->dtype); }
 
   /// The elements' address: host memory on the CPU, a device address on a device (read those with to_vector(),
   /// item() or cpu(), which copy).
   void* raw_data() { return static_cast<unsigned char*>(impl_->storage->data()) + impl_->offset; }
   const void* raw_data() const { return static_cast<const unsigned char*>(impl_->storage->data()) + impl_->offset; }
-  /// The elements on the host; a ValueError for a tensor on a device (read it with cpu() or to_vector()).
+  /// The elements on the host; a ValueError for any other tensor: one on a device (read it with cpu() or
+  /// to_vector()) or a traced one (no values).
   template <typename T> T* data() {
-    if (backend() == Backend::Ascend) refuse_host_access();
+    if (!on_host()) [[unlikely]] refuse_host_access();
     return static_cast<T*>(raw_data());
   }
   template <typename T> const T* data() const {
-    if (backend() == Backend::Ascend) refuse_host_access();
+    if (!on_host()) [[unlikely]] refuse_host_access();
     return static_cast<const T*>(raw_data());
   }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 
+#include "ascend/backend.h"
 #include "bprop/bprop.h"
 #include "bprop/nn/layers.h"
 #include "same_bits.h"
@@ -29,7 +30,7 @@ using bitwise::expect_bitwise_equal;
 TEST(Context, DefaultsToPyNativeAndRefusesUnknownDevices) {
   EXPECT_EQ(get_context().mode, Mode::PyNative);
   Context npu;
-  npu.device = Device::ascend(7);  // no NPU here, and not seven of them anywhere this runs
+  npu.device = ascend::device(7);  // no NPU here, and not seven of them anywhere this runs
   EXPECT_THROW(set_context(npu), ValueError);
   EXPECT_EQ(get_context().device, Device::cpu());
   EXPECT_STREQ(mode_name(Mode::Graph), "graph");
