@@ -146,7 +146,7 @@ function w3(n) {
     }),
   );
   const [v, da, db] = last;
-  const check = checkMatmulGrad(n, inp.a, inp.b, v.item(), da.data(), db.data());
+  const check = checkMatmulGrad(n, inp.a, inp.b, v.item(), da.dataSync(), db.dataSync());
   last.forEach((t) => t.dispose());
   a.dispose();
   b.dispose();
@@ -178,7 +178,7 @@ function w5() {
       last = vg(x);
     }),
   );
-  const check = checkElementwise(xs, last[0].item(), last[1].data());
+  const check = checkElementwise(xs, last[0].item(), last[1].dataSync());
   last.forEach((t) => t.dispose());
   x.dispose();
   emit(IMPL, 'W5', 'ms', stats, { check, ...jitInfo(vg) });
@@ -237,7 +237,7 @@ function w7(n) {
     last = vg(q, k, v);
   }));
   // each probability row sums to 1: d sum(out) / dv sums to 8 n 64
-  const dvSum = last[1][2].data().reduce((a, b) => a + b, 0);
+  const dvSum = last[1][2].dataSync().reduce((a, b) => a + b, 0);
   const want = count;
   const check = { ok: Math.abs(dvSum - want) <= 1e-4 * want, dv_sum: dvSum,
     message: `sum(dv) ${dvSum} (every probability row sums to 1: ${want})` };

@@ -11,11 +11,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "bprop/device.h"
 #include "graph/trace.h"
 #include "guard.h"
 #include "handles.h"
@@ -125,16 +127,29 @@ EMSCRIPTEN_KEEPALIVE const double* bp_shape(uint32_t h) {
       static_cast<const double*>(nullptr));
 }
 
-/// The address of the tensor's elements (0 and an error for a bad handle, or a ValueError for an abstract tensor
-/// while jit traces: it has no elements).
+/// The address of the tensor's elements in the heap (0 and an error for a bad handle, a ValueError for a tensor on
+/// a device, whose elements are not in the heap, or for an abstract tensor while jit traces: it has none).
 EMSCRIPTEN_KEEPALIVE const void* bp_data(uint32_t h) {
-  return catching(
-      [&]() -> const void* {
-        const bprop::Tensor& t = handles().get(h);
-        if (t.is_abstract()) bprop::graph::throw_no_value("data()");
-        return t.raw_data();
-      },
-      static_cast<const void*>(nullptr));
+  return catching([&]() -> const void* { return handles().get(h).data<unsigned char>(); },
+                  static_cast<const void*>(nullptr));
+}
+
+/// Starts reading the tensor's values to the heap (bprop::read_async): when they are there (at once for a heap
+/// tensor, when the device completes for a device one), Module.bpReadDone(ticket, handle) gets a new handle to
+/// the host copy, or 0 with the error recorded.
+EMSCRIPTEN_KEEPALIVE void bp_read_async(uint32_t h, uint32_t ticket) {
+  auto finish = [ticket](uint32_t out) { EM_ASM({ Module.bpReadDone($0, $1); }, ticket, out); };
+  bprop::Tensor t;
+  if (!catching([&] { t = handles().get(h); return true; }, false)) return finish(0);
+  bprop::read_async(t, [finish](bprop::Tensor host, std::exception_ptr error) {
+    const uint32_t out = catching(
+        [&] {
+          if (error) std::rethrow_exception(error);
+          return handles().add(host);
+        },
+        0u);
+    finish(out);
+  });
 }
 
 /// The kind of the recorded error (-1: none), without clearing it.

@@ -35,8 +35,8 @@ if(TARGET bprop)
   install(TARGETS bprop RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/core/include/bprop DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/core/include/bprop ${CMAKE_SOURCE_DIR}/native/include/bprop
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 # (native/dist/*.h and native/ascend/*.h are the implementation's own)
 install(FILES ${CMAKE_SOURCE_DIR}/native/data/idx.h DESTINATION ${BPROP_NATIVE_INCLUDE_DIR}/data)
 install(FILES ${CMAKE_SOURCE_DIR}/native/models/models.h ${CMAKE_SOURCE_DIR}/native/models/trainer.h

@@ -314,8 +314,13 @@ export class Tensor {
   readonly rank: number;
   readonly size: number;
   readonly isDisposed: boolean;
-  /** A copy of the elements (Uint8Array for bool; a float16 / bfloat16 tensor's values as a Float32Array). */
-  data(): TypedData;
+  /**
+   * A copy of the elements, once read (Uint8Array for bool; a float16 / bfloat16 tensor's values as a
+   * Float32Array): works for a tensor on any device, including one read only asynchronously (a GPU buffer).
+   */
+  data(): Promise<TypedData>;
+  /** data() now, for a tensor in the WebAssembly heap (a ValueError for a device that reads only asynchronously). */
+  dataSync(): TypedData;
   /** The stored bits of a float16 / bfloat16 tensor (a copy); a ValueError for the other dtypes. */
   bits(): Uint16Array;
   /** Nested arrays (a number or boolean for a 0-d tensor). */

@@ -186,6 +186,10 @@ class Bprop {
     this._jitFinalizer =
       typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((id) => mod.jitRelease(id)) : null;
     this._dtypeNames = mod.dtypeNames();
+    // Reads in flight (Tensor.data()): ticket -> the promise's settlers, completed by the module.
+    this._reads = new Map();
+    this._readTicket = 0;
+    mod.bpReadDone = (ticket, h) => this._readDone(ticket, h);
     /** > 0 while a jitted function's JavaScript runs (tracing): ops then mark their graph nodes with the caller. */
     this._tracing = 0;
     this._traceWhere = '';
@@ -324,6 +328,36 @@ class Bprop {
     if (p === 0) this._fail();
     const bytes = this._mod.HEAPU8.slice(p, p + n * Typed.BYTES_PER_ELEMENT);
     return new Typed(bytes.buffer);
+  }
+  /**
+   * The elements, once read (a Promise): a heap tensor's at once, a device tensor's when the device has copied
+   * them (bprop::read_async). `decode` turns the raw typed array into what the caller returns.
+   */
+  _dataAsync(h, decode) {
+    return new Promise((resolve, reject) => {
+      const ticket = ++this._readTicket;
+      this._reads.set(ticket, { resolve, reject, decode });
+      this._mod._bp_read_async(h, ticket);
+    });
+  }
+  _readDone(ticket, h) {
+    const read = this._reads.get(ticket);
+    this._reads.delete(ticket);
+    if (h === 0) {
+      try {
+        this._fail();
+      } catch (e) {
+        read.reject(e);
+      }
+      return;
+    }
+    try {
+      read.resolve(read.decode(this._data(h), this._dtype(h)));
+    } catch (e) {
+      read.reject(e);
+    } finally {
+      this._mod._bp_release(h);
+    }
   }
   /** A new handle to t's tensor, for the module to take. */
   _dup(t) {

@@ -119,10 +119,19 @@ export class Tensor {
     return this.shape.reduce((a, b) => a * b, 1);
   }
   /**
-   * A copy of the elements as a typed array (Float32Array, Float64Array, Int32Array, or Uint8Array for bool; the
-   * values of a float16 / bfloat16 tensor as a Float32Array, exactly).
+   * A copy of the elements, once read: a Promise of a typed array (Float32Array, Float64Array, Int32Array, or
+   * Uint8Array for bool; the values of a float16 / bfloat16 tensor as a Float32Array, exactly). Works for a tensor
+   * on any device, including one whose memory is read only asynchronously (a GPU buffer); dataSync() is the
+   * synchronous read of a tensor in the WebAssembly heap.
    */
-  data() {
+  async data() {
+    return this._bp._dataAsync(this.handle, (d, dtype) => (isHalf(dtype) ? halfBitsToFloat32(d, dtype) : d));
+  }
+  /**
+   * data() now, for a tensor in the WebAssembly heap (a ValueError naming the device for one whose memory the
+   * host cannot read synchronously: await data() there).
+   */
+  dataSync() {
     const d = this._bp._data(this.handle);
     return isHalf(this.dtype) ? halfBitsToFloat32(d, this.dtype) : d;
   }
@@ -135,7 +144,7 @@ export class Tensor {
   }
   /** The elements as nested arrays (booleans for bool tensors); a number for a 0-d tensor. */
   toArray() {
-    const d = this.data();
+    const d = this.dataSync();
     const flat = this.dtype === 'bool' ? Array.from(d, (v) => v !== 0) : Array.from(d);
     return nest(flat, this.shape);
   }

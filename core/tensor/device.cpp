@@ -242,6 +242,28 @@ Tensor Tensor::to(Device target) const {
   return out;
 }
 
+void read_async(const Tensor& t, std::function<void(Tensor host, std::exception_ptr error)> done) {
+  Tensor host;
+  try {
+    if (t.is_abstract()) graph::throw_no_value("a read (read_async)");
+    if (t.on_host()) {
+      host = t;
+    } else {
+      host = Tensor::empty(t.shape(), t.dtype(), Device::cpu());
+      const Device from = t.device();
+      // The source's storage and the destination stay alive until the copy completes.
+      device_backend(from.backend)
+          .copy_to_host_async(from.index, host.raw_data(), t.raw_data(), t.nbytes(),
+                              [t, host, done](std::exception_ptr error) { done(error ? Tensor() : host, error); });
+      return;
+    }
+  } catch (...) {
+    done(Tensor(), std::current_exception());
+    return;
+  }
+  done(host, nullptr);
+}
+
 Tensor on_device_of(const Tensor& like, const Tensor& host) {
   return like.on_device() ? host.to(like.device()) : host;
 }

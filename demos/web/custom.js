@@ -272,7 +272,7 @@ function apply() {
 function evaluate(fns, values) {
   return bp.tidy(() => {
     const x = bp.tensor(values, { dtype: 'float64' });
-    return Object.fromEntries(Object.entries(fns).map(([k, g]) => [k, Array.from(g(x).data())]));
+    return Object.fromEntries(Object.entries(fns).map(([k, g]) => [k, Array.from(g(x).dataSync())]));
   });
 }
 

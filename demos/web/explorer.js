@@ -30,7 +30,7 @@ const d2f  = bp.grad((x) => df(x).sum());   // differentiates the backward ops d
 const d3f  = bp.grad((x) => d2f(x).sum());
 
 const xs = bp.linspace(${lo}, ${hi}, ${n}, { dtype: 'float64' });
-const [y, dy, d2y, d3y] = [f, df, d2f, d3f].map((g) => g(xs).data());`;
+const [y, dy, d2y, d3y] = [f, df, d2f, d3f].map((g) => g(xs).dataSync());`;
 }
 
 function evaluate(fns, values) {
@@ -38,7 +38,7 @@ function evaluate(fns, values) {
     const x = bp.tensor(values, { dtype: 'float64' });
     return fns.map((g) => {
       try {
-        return Array.from(g(x).data());
+        return Array.from(g(x).dataSync());
       } catch (e) {
         return { error: e };
       }

@@ -91,10 +91,10 @@ function toyTask(config) {
     evaluate: () =>
       bp.tidy(() => {
         net.setTrain(false);
-        const pred = net(x).argmax({ axis: 1 }).data();
+        const pred = net(x).argmax({ axis: 1 }).dataSync();
         let ok = 0;
         for (let i = 0; i < pred.length; i++) ok += pred[i] === data.labels[i] ? 1 : 0;
-        const p = net(g).softmax({ axis: 1 }).data();
+        const p = net(g).softmax({ axis: 1 }).dataSync();
         const boundary = new Float32Array(GRID * GRID);
         for (let i = 0; i < boundary.length; i++) boundary[i] = p[i * 2 + 1];
         net.setTrain(true);
@@ -184,8 +184,8 @@ function fashionTask(config, d) {
     evaluate: () =>
       bp.tidy(() => {
         net.setTrain(false);
-        const test = argmaxRows(net(xTest).softmax({ axis: 1 }).data(), nTest, k);
-        const trainPred = net(xTrain).argmax({ axis: 1 }).data();
+        const test = argmaxRows(net(xTest).softmax({ axis: 1 }).dataSync(), nTest, k);
+        const trainPred = net(xTrain).argmax({ axis: 1 }).dataSync();
         net.setTrain(true);
         let ok = 0;
         for (let i = 0; i < nTest; i++) ok += test.labels[i] === d.test.labels[i] ? 1 : 0;

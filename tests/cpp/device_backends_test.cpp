@@ -159,6 +159,84 @@ TEST(DeviceBackends, OpsRunTheBackendsKernelOrFallBackToTheCpu) {
   EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{-1, -1, -1}));
 }
 
+// A device whose reads complete only later, as a WebGPU buffer's mapAsync: copy_to_host refuses, saying so, and
+// copy_to_host_async completes when the test "polls".
+class AsyncReadDevice final : public DeviceBackend {
+ public:
+  Backend id{};
+  std::vector<std::function<void()>> pending;
+  void poll() {
+    auto ready = std::move(pending);
+    pending.clear();
+    for (auto& f : ready) f();
+  }
+  Backend backend() const override { return id; }
+  int device_count() override { return 1; }
+  void* allocate(int, size_t bytes) override { return std::malloc(bytes ? bytes : 1); }
+  void release(int, void* ptr, size_t) noexcept override { std::free(ptr); }
+  void copy_to_host(int, void*, const void*, size_t) override {
+    throw ValueError("asyncdev:0 reads its memory only asynchronously: use read_async (await t.data() in "
+                     "JavaScript)");
+  }
+  void copy_to_host_async(int, void* host, const void* dev, size_t bytes,
+                          std::function<void(std::exception_ptr)> done) override {
+    pending.push_back([=] {
+      std::memcpy(host, dev, bytes);
+      done(nullptr);
+    });
+  }
+  void copy_from_host(int, void* dev, const void* host, size_t bytes) override { std::memcpy(dev, host, bytes); }
+  void copy_on_device(int, void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void synchronize(int) override {}
+};
+
+AsyncReadDevice& async_device() {
+  static AsyncReadDevice device;
+  static const bool registered = [] {
+    device.id = register_backend({.name = "asyncdev", .load = []() -> DeviceBackend& { return device; }});
+    return true;
+  }();
+  (void)registered;
+  return device;
+}
+
+TEST(DeviceBackends, AsynchronousReadsAreTheOneWayToReadAnAsyncOnlyDevice) {
+  AsyncReadDevice& ad = async_device();
+  const Tensor x = tensor({1.5, -2, 4}, {3}).to(Device{ad.id, 0});
+  try {
+    (void)x.to_vector<float>();
+    FAIL() << "a synchronous read succeeded";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("only asynchronously"), std::string::npos) << e.what();
+  }
+  Tensor got;
+  bool called = false;
+  read_async(x, [&](Tensor host, std::exception_ptr error) {
+    called = true;
+    EXPECT_FALSE(error);
+    got = host;
+  });
+  EXPECT_FALSE(called);  // not before the device completes the read
+  ad.poll();
+  ASSERT_TRUE(called);
+  EXPECT_TRUE(got.on_host());
+  EXPECT_EQ(got.to_vector<float>(), (std::vector<float>{1.5, -2, 4}));
+
+  // A host tensor is read at once; a traced one is an error given to the callback, not thrown.
+  bool host_read = false;
+  read_async(ones({2}), [&](Tensor host, std::exception_ptr error) {
+    host_read = !error && host.to_vector<float>() == std::vector<float>{1, 1};
+  });
+  EXPECT_TRUE(host_read);
+  const JitFn f = jit([](const std::vector<Tensor>& a) -> Value {
+    std::exception_ptr seen;
+    read_async(a[0], [&](Tensor, std::exception_ptr error) { seen = error; });
+    EXPECT_TRUE(seen);
+    return a[0];
+  });
+  f({ones({2})});
+}
+
 TEST(DeviceBackends, AbstractTensorsAreTheirOwnKind) {
   bool checked = false;
   const JitFn f = jit([&checked](const std::vector<Tensor>& a) -> Value {

@@ -53,7 +53,7 @@ test('values and nested derivatives through bprop', async () => {
       const d2 = bp.grad((x) => d1(x).sum());
       const d3 = bp.grad((x) => d2(x).sum());
       const x = bp.tensor(xs, { dtype: 'float64' });
-      return [f, d1, d2, d3].map((g) => Array.from(g(x).data()));
+      return [f, d1, d2, d3].map((g) => Array.from(g(x).dataSync()));
     });
   assert.deepEqual(at('x^3', [2, 0, -1]), [[8, 0, -1], [12, 0, 3], [12, 0, -6], [6, 6, 6]]);
   // Integer powers are products, so every derivative is exact at 0 too.

@@ -8,7 +8,7 @@ import { init } from '../../web/index.js';
 
 const bp = await init();
 
-const bits = (t) => Buffer.from(t.data().buffer.slice(0));
+const bits = (t) => Buffer.from(t.dataSync().buffer.slice(0));
 
 test('autocast: each level casts its lists, float64 never, and the scope closes on a throw', () => {
   bp.tidy(() => {
@@ -68,8 +68,8 @@ test('autoMixedPrecision: half compute, float32 outputs, weights and gradients c
     assert.ok(Math.abs(l16.item() - l32.item()) < 2e-2 * Math.abs(l32.item()), `${l16.item()} vs ${l32.item()}`);
     g16.forEach((g, i) => {
       assert.equal(g.dtype, 'float32', params[i].name);
-      const a = g.data();
-      const b = g32[i].data();
+      const a = g.dataSync();
+      const b = g32[i].dataSync();
       let err = 0;
       let scale = 0;
       for (let k = 0; k < a.length; ++k) {
@@ -101,7 +101,7 @@ test('DynamicLossScaler: halved on an overflow, grown after scaleWindow finite s
     assert.equal(s.scale(bp.scalar(3)).item(), 3);
     const fixed = new bp.amp.StaticLossScaler(128);
     assert.equal(fixed.scale(bp.scalar(0.5)).item(), 64);
-    assert.deepEqual(Array.from(fixed.unscale([bp.tensor([256, 64])])[0].data()), [2, 0.5]);
+    assert.deepEqual(Array.from(fixed.unscale([bp.tensor([256, 64])])[0].dataSync()), [2, 0.5]);
     fixed.adjust(no);
     assert.equal(fixed.currentScale, 128);
   });

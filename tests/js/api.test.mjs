@@ -10,18 +10,53 @@ const bp = await init();
 const near = (got, want, tol = 1e-6) =>
   assert.ok(Math.abs(got - want) <= tol * (1 + Math.abs(want)), `got ${got}, want ${want}`);
 
+test('await data() reads every tensor; dataSync() is its synchronous form for heap tensors', async () => {
+  const x = bp.tensor([[1, 2], [3, 4]]);
+  const pending = x.data();
+  assert.ok(pending instanceof Promise);
+  const d = await pending;
+  assert.ok(d instanceof Float32Array);
+  assert.deepEqual(Array.from(d), [1, 2, 3, 4]);
+  assert.deepEqual(Array.from(await bp.tensor([0.1, 2.5], { dtype: 'bfloat16' }).data()),
+                   Array.from(bp.tensor([0.1, 2.5], { dtype: 'bfloat16' }).dataSync()));
+  assert.ok((await bp.tensor([true, false]).data()) instanceof Uint8Array);
+  assert.equal((await bp.tensor([1, 2], { dtype: 'int32' }).data()).constructor, Int32Array);
+  // several reads in flight at once settle each with its own tensor's values
+  const all = await Promise.all([bp.tensor([1]), bp.tensor([2, 3]), bp.tensor([4])].map((t) => t.data()));
+  assert.deepEqual(all.map((a) => Array.from(a)), [[1], [2, 3], [4]]);
+  // failures reject (never throw synchronously): a disposed tensor, a traced one
+  const gone = bp.tensor([1]);
+  gone.dispose();
+  await assert.rejects(gone.data(), /disposed/);
+  let read;
+  const f = bp.jit((a) => {
+    read = a.data();
+    return a;
+  });
+  f(x);
+  await assert.rejects(read, (e) => e instanceof ValueError && /not known while tracing/.test(e.message));
+  f.dispose();
+  x.dispose();
+  // the host copies a read makes are freed once read
+  const before = bp.memory().tensors;
+  const y = bp.ones([3]);
+  await y.data();
+  y.dispose();
+  assert.equal(bp.memory().tensors, before);
+});
+
 test('tensors: creation, shape, dtype, data, toArray, item, toString', () => {
   const x = bp.tensor([[1, 2, 3], [4, 5, 6]]);
   assert.deepEqual(x.shape, [2, 3]);
   assert.equal(x.dtype, 'float32');
-  assert.deepEqual(Array.from(x.data()), [1, 2, 3, 4, 5, 6]);
-  assert.ok(x.data() instanceof Float32Array);
+  assert.deepEqual(Array.from(x.dataSync()), [1, 2, 3, 4, 5, 6]);
+  assert.ok(x.dataSync() instanceof Float32Array);
   assert.deepEqual(x.toArray(), [[1, 2, 3], [4, 5, 6]]);
   assert.equal(bp.tensor(7).item(), 7);
   assert.deepEqual(bp.tensor(new Float64Array([1, 2, 3, 4]), { shape: [2, 2] }).toArray(), [[1, 2], [3, 4]]);
   assert.equal(bp.tensor(new Int32Array([1, 2])).dtype, 'int32');
   assert.deepEqual(bp.tensor([true, false]).toArray(), [true, false]);
-  assert.equal(bp.tensor([1, 2], { dtype: 'float64' }).data().constructor, Float64Array);
+  assert.equal(bp.tensor([1, 2], { dtype: 'float64' }).dataSync().constructor, Float64Array);
   assert.match(x.toString(), /1/);
   assert.deepEqual(bp.zeros([2]).toArray(), [0, 0]);
   assert.deepEqual(bp.ones([2], { dtype: 'int32' }).toArray(), [1, 1]);
@@ -32,7 +67,7 @@ test('tensors: creation, shape, dtype, data, toArray, item, toString', () => {
   assert.deepEqual(bp.eye(2).toArray(), [[1, 0], [0, 1]]);
   assert.deepEqual(bp.randn([3], { seed: 5 }).toArray(), bp.randn([3], 5).toArray());
   assert.notDeepEqual(bp.randn([3], { seed: 5 }).toArray(), bp.randn([3], { seed: 6 }).toArray());
-  const u = bp.rand([100], { seed: 1, low: 2, high: 3 }).data();
+  const u = bp.rand([100], { seed: 1, low: 2, high: 3 }).dataSync();
   assert.ok(u.every((v) => v >= 2 && v < 3));
 });
 
@@ -77,7 +112,7 @@ test('float32 exp, expm1, tanh, sigmoid, softplus, silu keep NaN and their edges
     silu: (v) => (v === -Infinity ? NaN : v * sig(v)),
   };
   for (const [op, f] of Object.entries(want)) {
-    const got = bp.callOp(op, [x]).data();
+    const got = bp.callOp(op, [x]).dataSync();
     xs.forEach((v, i) => {
       const w = Math.fround(f(v));
       if (Number.isNaN(w)) assert.ok(Number.isNaN(got[i]), `${op}(${v}) = ${got[i]}, want NaN`);
@@ -92,10 +127,10 @@ test('float64 end to end', () => {
   const x = bp.tensor([1e-10, 1], { dtype: 'float64' });
   const y = x.add(1).sub(1);
   assert.equal(y.dtype, 'float64');
-  near(y.data()[0], 1e-10, 1e-6);
+  near(y.dataSync()[0], 1e-10, 1e-6);
   const g = bp.grad((t) => t.mul(t).sum())(x);
   assert.equal(g.dtype, 'float64');
-  assert.deepEqual(Array.from(g.data()), [2e-10, 2]);
+  assert.deepEqual(Array.from(g.dataSync()), [2e-10, 2]);
 });
 
 test('seed: cube and its first three derivatives at 2 (8, 12, 12, 6)', () => {
@@ -203,7 +238,7 @@ function linearCase() {
     const z = logits(x_, w_, b_);
     return bp.ops.binary_cross_entropy_with_logits(z, y_, bp.onesLike(z), bp.onesLike(z));
   };
-  const z = logits(x, w, b).data();
+  const z = logits(x, w, b).dataSync();
   const dz = Array.from(z, (v) => 1 / (1 + Math.exp(-v)) / 3);
   return { args: [x, y, w, b], loss, logits, dz };
 }
@@ -212,21 +247,21 @@ test('seed: linear + bce_with_logits, gradPosition [2, 3], stop_gradient, hasAux
   const c = linearCase();
   const [dw, db] = bp.grad(c.loss, { gradPosition: [2, 3] })(...c.args);
   assert.deepEqual(dw.shape, [5, 3]);
-  const dwd = dw.data();
+  const dwd = dw.dataSync();
   for (let i = 0; i < 5; ++i) for (let j = 0; j < 3; ++j) near(dwd[i * 3 + j], c.dz[j], 1e-6);
-  db.data().forEach((v, j) => near(v, c.dz[j], 1e-6));
+  db.dataSync().forEach((v, j) => near(v, c.dz[j], 1e-6));
 
   const stopped = (...a) => bp.stopGradient(c.loss(...a));
-  for (const g of bp.grad(stopped, { gradPosition: [2, 3] })(...c.args)) assert.ok(g.data().every((v) => v === 0));
+  for (const g of bp.grad(stopped, { gradPosition: [2, 3] })(...c.args)) assert.ok(g.dataSync().every((v) => v === 0));
 
   const withLogits = (x, y, w, b) => [c.loss(x, y, w, b), c.logits(x, w, b)];
   const [grads, aux] = bp.grad(withLogits, { gradPosition: [2, 3], hasAux: true })(...c.args);
-  assert.deepEqual(Array.from(aux.data()), Array.from(c.logits(c.args[0], c.args[2], c.args[3]).data()));
-  grads[1].data().forEach((v, j) => near(v, c.dz[j], 1e-6));
+  assert.deepEqual(Array.from(aux.dataSync()), Array.from(c.logits(c.args[0], c.args[2], c.args[3]).dataSync()));
+  grads[1].dataSync().forEach((v, j) => near(v, c.dz[j], 1e-6));
 
   const [value, g2] = bp.valueAndGrad(c.loss, { gradPosition: [2, 3] })(...c.args);
   near(value.item(), c.loss(...c.args).item(), 1e-7);
-  assert.deepEqual(Array.from(g2[1].data()), Array.from(db.data()));
+  assert.deepEqual(Array.from(g2[1].dataSync()), Array.from(db.dataSync()));
 });
 
 test('grad options: sens, weights, gradPosition null', () => {

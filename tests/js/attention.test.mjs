@@ -29,7 +29,7 @@ function composed(q, k, v, isCausal) {
   return bp.ops.matmul(bp.ops.softmax(s), v);
 }
 
-const maxDiff = (a, b) => Math.max(...Array.from(a.data(), (x, i) => Math.abs(x - b.data()[i])));
+const maxDiff = (a, b) => Math.max(...Array.from(a.dataSync(), (x, i) => Math.abs(x - b.dataSync()[i])));
 
 test('attention: value and gradients match the composition, causal and not, to second order', () => {
   const q = t([2, 70, 8], 1), k = t([2, 90, 8], 2), v = t([2, 90, 5], 3);  // past one 64-wide tile

@@ -34,7 +34,7 @@ class GoldenNet extends bp.nn.Cell {
 
 /** Every parameter's name, dtype, shape and elements. */
 const contents = (cell) =>
-  cell.parametersAndNames().map(([name, p]) => ({ name, dtype: p.dtype, shape: p.shape, data: Array.from(p.data()) }));
+  cell.parametersAndNames().map(([name, p]) => ({ name, dtype: p.dtype, shape: p.shape, data: Array.from(p.dataSync()) }));
 
 /** The header of a safetensors file, parsed here in JavaScript (not by the core). */
 function header(bytes) {
@@ -96,7 +96,7 @@ test('the golden file is plain safetensors: header, dtypes, offsets and raw litt
   assert.deepEqual(Array.from(data.subarray(28, 32)), [1, 0, 1, 1]);
   const [begin, end] = json['fc1.weight'].data_offsets;
   const w = new Float32Array(data.slice(begin, end).buffer);
-  assert.deepEqual(Array.from(w), Array.from(new GoldenNet(GOLDEN_SEED).fc1.weight.data()));
+  assert.deepEqual(Array.from(w), Array.from(new GoldenNet(GOLDEN_SEED).fc1.weight.dataSync()));
   assert.equal(json['emb.embedding_table'].data_offsets[1], data.length);
 });
 

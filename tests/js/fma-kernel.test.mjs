@@ -45,7 +45,7 @@ const worst = { value: 0, da: 0, db: 0 };
 for (const [n, k, m] of [[1, 1, 1], [7, 9, 3], [13, 300, 17], [97, 257, 515], [6, 8, 256]]) {
   const a = bp.randn([n, k], { seed: n + k }), b = bp.randn([k, m], { seed: k + m });
   const [c, [da, db]] = bp.valueAndGrad((x, y) => x.matmul(y).sum(), { gradPosition: [0, 1] })(a, b);
-  const A = a.data(), B = b.data();
+  const A = a.dataSync(), B = b.dataSync();
   let total = 0, scale = 0;
   for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) for (let p = 0; p < k; p++) {
     total += A[i * k + p] * B[p * m + j];
@@ -57,7 +57,7 @@ for (const [n, k, m] of [[1, 1, 1], [7, 9, 3], [13, 300, 17], [97, 257, 515], [6
   const rowSum = (p) => [B.slice(p * m, p * m + m).reduce((s, v) => s + v, 0), B.slice(p * m, p * m + m).reduce((s, v) => s + Math.abs(v), 0)];
   const colSum = (p) => { let s = 0, t = 0; for (let i = 0; i < n; i++) { s += A[i * k + p]; t += Math.abs(A[i * k + p]); } return [s, t]; };
   const rows = Array.from({ length: k }, (_, p) => rowSum(p)), cols = Array.from({ length: k }, (_, p) => colSum(p));
-  const DA = da.data(), DB = db.data();
+  const DA = da.dataSync(), DB = db.dataSync();
   for (let i = 0; i < n; i++) for (let p = 0; p < k; p++)
     worst.da = Math.max(worst.da, Math.abs(DA[i * k + p] - rows[p][0]) / rows[p][1]);
   for (let p = 0; p < k; p++) for (let j = 0; j < m; j++)

@@ -43,7 +43,7 @@ test('half tensors: from numbers (rounded to nearest even) and from bits; values
     const bits = t.bits();
     assert.ok(bits instanceof Uint16Array);
     assert.deepEqual(Array.from(bits), values.map((v) => encode(v, dtype)), dtype);
-    const data = t.data();
+    const data = t.dataSync();
     assert.ok(data instanceof Float32Array);
     assert.deepEqual(Array.from(data), Array.from(bits, (b) => decode(b, dtype)));
     // from the bits themselves, unchanged
@@ -62,8 +62,8 @@ test('half ops compute in float32 and round once, as natively; promotion follows
   const b = bp.randn([32], { seed: 2, dtype: 'float16' });
   const sum = a.add(b);
   assert.equal(sum.dtype, 'float16');
-  const af = a.data();
-  const bf = b.data();
+  const af = a.dataSync();
+  const bf = b.dataSync();
   assert.deepEqual(Array.from(sum.bits()), Array.from(af, (v, i) => encode(Math.fround(v + bf[i]), 'float16')));
   assert.equal(a.add(bp.tensor([1])).dtype, 'float32');
   assert.equal(a.mul(2).dtype, 'float16');
@@ -77,7 +77,7 @@ test('gradients of half tensors are half', () => {
   const g = bp.grad((t) => t.sin().mul(t).sum())(x);
   assert.equal(g.dtype, 'bfloat16');
   const want = [0.5, -1.25, 2].map((v) => Math.sin(v) + v * Math.cos(v));
-  Array.from(g.data()).forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 2e-2 * (1 + Math.abs(want[i]))));
+  Array.from(g.dataSync()).forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 2e-2 * (1 + Math.abs(want[i]))));
   x.dispose();
   g.dispose();
 });

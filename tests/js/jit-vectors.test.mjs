@@ -15,7 +15,7 @@ const dir = new URL('../vectors/', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
 const bytes = (t) => {
-  const d = t.data();
+  const d = t.dataSync();
   return Buffer.from(d.buffer, d.byteOffset, d.byteLength);
 };
 /** Why two results differ, or null when they have the same shape, dtype and bytes. */

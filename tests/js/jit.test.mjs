@@ -12,7 +12,7 @@ const bp = await init();
 
 /** The bytes of a tensor's elements. */
 const bits = (t) => {
-  const d = t.data();
+  const d = t.dataSync();
   return Buffer.from(d.buffer, d.byteOffset, d.byteLength);
 };
 /** Same shape, dtype and bytes (NaNs and signed zeros included). */
@@ -337,7 +337,7 @@ test('reading a value while tracing is a ValueError that names jit and tracing',
   const x = bp.tensor([1, 2]);
   const reads = {
     'item()': (a) => a.sum().item(),
-    'data()': (a) => a.data(),
+    'data()': (a) => a.dataSync(),
     'toArray()': (a) => a.toArray(),
     'a branch on a value': (a) => (a.sum().item() > 0 ? a : a.neg()),
   };

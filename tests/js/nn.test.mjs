@@ -152,7 +152,7 @@ test('seed: the LinearRegressor (Cell with Parameters w, b; BCEWithLogitsLoss; w
   const sig = (v) => 1 / (1 + Math.exp(-v));
   near(l0.item(), z.reduce((s, v, i) => s + Math.log1p(Math.exp(v)) - ys[i] * v, 0) / 4, 1e-6);
   const dz = z.map((v, i) => (sig(v) - ys[i]) / 4);
-  nearArrays(Array.from(gw.data()), [0, 1].map((j) => dz.reduce((s, d, i) => s + d * xs[i][j], 0)), 1e-5);
+  nearArrays(Array.from(gw.dataSync()), [0, 1].map((j) => dz.reduce((s, d, i) => s + d * xs[i][j], 0)), 1e-5);
   near(gb.item(), dz.reduce((s, d) => s + d, 0), 1e-5);
   const opt = new bp.optim.SGD(net.trainableParams(), { lr: 0.5 });
   for (let i = 0; i < 200; ++i) bp.tidy(() => opt.step(step(x, y)[1]));
@@ -233,16 +233,16 @@ test('layers: Dense computes x W^T + b; seeded initializers are reproducible', (
   assert.deepEqual(a.weight.toArray(), b.weight.toArray());
   assert.notDeepEqual(b.weight.toArray(), c.weight.toArray());
   // Default Dense weights: U(-1/sqrt(in), 1/sqrt(in)).
-  assert.ok(Array.from(a.weight.data()).every((v) => Math.abs(v) <= 1 / Math.sqrt(8)));
+  assert.ok(Array.from(a.weight.dataSync()).every((v) => Math.abs(v) <= 1 / Math.sqrt(8)));
 
   assert.deepEqual(bp.nn.initializer('ones', [2, 2]).toArray(), [[1, 1], [1, 1]]);
   assert.deepEqual(bp.nn.initializer(bp.nn.init.constant(3), [2], { dtype: 'float64' }).toArray(), [3, 3]);
-  const n1 = bp.nn.initializer(bp.nn.init.normal(0.5, 1, 9), [1000]).data();
-  const n2 = bp.nn.initializer(bp.nn.init.normal({ sigma: 0.5, mean: 1, seed: 9 }), [1000]).data();
+  const n1 = bp.nn.initializer(bp.nn.init.normal(0.5, 1, 9), [1000]).dataSync();
+  const n2 = bp.nn.initializer(bp.nn.init.normal({ sigma: 0.5, mean: 1, seed: 9 }), [1000]).dataSync();
   assert.deepEqual(n1, n2);
   const mean = n1.reduce((s, v) => s + v, 0) / n1.length;
   near(mean, 1, 0.1);
-  const xav = bp.nn.initializer(bp.nn.init.xavierUniform({ seed: 1 }), [10, 6]).data();
+  const xav = bp.nn.initializer(bp.nn.init.xavierUniform({ seed: 1 }), [10, 6]).dataSync();
   const bound = Math.sqrt(6 / 16);
   assert.ok(xav.every((v) => Math.abs(v) <= bound));
   const he = bp.nn.initializer(bp.nn.init.he_normal({ mode: 'fan_out', nonlinearity: 'relu', seed: 2 }), [64, 32]);
@@ -299,11 +299,11 @@ test('train/eval: Dropout is seeded and off in eval; BatchNorm uses moving stati
   const net = new Net();
   assert.equal(net.training, true);
   const x = bp.ones([1000]);
-  const dropped = net.drop(x).data();
+  const dropped = net.drop(x).dataSync();
   assert.ok(dropped.every((v) => v === 0 || v === 2));
   const kept = dropped.filter((v) => v === 2).length;
   assert.ok(kept > 400 && kept < 600, `kept ${kept}`);
-  const again = new bp.nn.Dropout(0.5, 123)(x).data();
+  const again = new bp.nn.Dropout(0.5, 123)(x).dataSync();
   assert.deepEqual(again, dropped);
 
   const batch = bp.tensor([[1, 10], [3, 30]]);
@@ -314,7 +314,7 @@ test('train/eval: Dropout is seeded and off in eval; BatchNorm uses moving stati
   net.setTrain(false);
   assert.equal(net.training, false);
   assert.equal(net.bn.training, false);
-  assert.deepEqual(net.drop(x).toArray(), Array.from(x.data()));
+  assert.deepEqual(net.drop(x).toArray(), Array.from(x.dataSync()));
   const y = net.bn(bp.tensor([[1, 10]])).toArray()[0];
   near(y[0], 0, 1e-5);
   near(y[1], 0, 1e-5);
@@ -354,32 +354,32 @@ test('optimizers: SGD, Momentum, Adam and AdamW updates; schedules', () => {
   const g = bp.tensor([0.5, -1]);
   const sgd = new bp.optim.SGD([p], 0.1);
   sgd.step([g]);
-  nearArrays(Array.from(p.data()), [0.95, -1.9]);
+  nearArrays(Array.from(p.dataSync()), [0.95, -1.9]);
   assert.equal(sgd.stepCount, 1);
   sgd.learningRate = 1;
   assert.equal(sgd.learningRate, 1);
   sgd.applyGradients([g]);
-  nearArrays(Array.from(p.data()), [0.45, -0.9]);
+  nearArrays(Array.from(p.dataSync()), [0.45, -0.9]);
 
   const q = new bp.Parameter(bp.tensor([1, 1]), 'q');
   const momentum = new bp.optim.Momentum([q], 0.1, 0.9);
   momentum.step([bp.tensor([1, 2])]);
   momentum.step([bp.tensor([1, 2])]);
   // accum = 1, then 1.9 (and 2, then 3.8): q = 1 - 0.1 * (1 + 1.9), 1 - 0.1 * (2 + 3.8).
-  nearArrays(Array.from(q.data()), [0.71, 0.42]);
+  nearArrays(Array.from(q.dataSync()), [0.71, 0.42]);
   assert.deepEqual(Object.keys(momentum.state(0)), ['momentum_buffer']);
-  nearArrays(Array.from(momentum.state(0).momentum_buffer.data()), [1.9, 3.8]);
+  nearArrays(Array.from(momentum.state(0).momentum_buffer.dataSync()), [1.9, 3.8]);
   assert.deepEqual(Object.keys(new bp.optim.Adam([q]).state(0)), []);
 
   const r = new bp.Parameter(bp.tensor([1, -1, 0.5]), 'r');
   const adam = new bp.optim.Adam([r], { lr: 0.01, betas: [0.9, 0.99] });
   adam.step([bp.tensor([3, -0.1, 0])]);
   // The first Adam step moves each weight by lr * sign(g) (up to eps).
-  nearArrays(Array.from(r.data()), [0.99, -0.99, 0.5], 1e-5);
+  nearArrays(Array.from(r.dataSync()), [0.99, -0.99, 0.5], 1e-5);
   const s = new bp.Parameter(bp.tensor([2]), 's');
   const adamw = new bp.optim.AdamW([s], 0.1, { weightDecay: 0.5 });
   adamw.step([bp.tensor([0])]);
-  nearArrays(Array.from(s.data()), [2 * (1 - 0.1 * 0.5)], 1e-6);
+  nearArrays(Array.from(s.dataSync()), [2 * (1 - 0.1 * 0.5)], 1e-6);
 
   const step = new bp.optim.StepLR(sgd, 2, 0.5);
   assert.equal(sgd.learningRate, 1);
@@ -407,20 +407,20 @@ test('AdamW excludeFromWeightDecay leaves biases and norms undecayed', () => {
   const b = new bp.Parameter(bp.tensor([2, 4]), 'b');
   const opt = new bp.optim.AdamW([w, b], 0.1, { weightDecay: 0.5 }).excludeFromWeightDecay();
   opt.step([bp.zeros([1, 2]), bp.zeros([2])]);
-  nearArrays(Array.from(w.data()), [1.9, 3.8], 1e-6);
-  assert.deepEqual(Array.from(b.data()), [2, 4]);
+  nearArrays(Array.from(w.dataSync()), [1.9, 3.8], 1e-6);
+  assert.deepEqual(Array.from(b.dataSync()), [2, 4]);
   opt.excludeFromWeightDecay(() => true);  // now nothing decays
   opt.step([bp.zeros([1, 2]), bp.zeros([2])]);
-  nearArrays(Array.from(w.data()), [1.9, 3.8], 1e-6);
+  nearArrays(Array.from(w.dataSync()), [1.9, 3.8], 1e-6);
 });
 
 test('bp.optim.clipByGlobalNorm scales every gradient by clipNorm / max(norm, clipNorm)', () => {
   const { grads, globalNorm } = bp.optim.clipByGlobalNorm([bp.tensor([3, 4]), bp.tensor([12])], 1);
   near(globalNorm.item(), 13);
-  nearArrays(Array.from(grads[0].data()), [3 / 13, 4 / 13], 1e-6);
-  nearArrays(Array.from(grads[1].data()), [12 / 13], 1e-6);
+  nearArrays(Array.from(grads[0].dataSync()), [3 / 13, 4 / 13], 1e-6);
+  nearArrays(Array.from(grads[1].dataSync()), [12 / 13], 1e-6);
   const kept = bp.optim.clipByGlobalNorm([bp.tensor([3, 4])], 10).grads[0];
-  assert.deepEqual(Array.from(kept.data()), [3, 4]);
+  assert.deepEqual(Array.from(kept.dataSync()), [3, 4]);
   assert.throws(() => bp.optim.clipByGlobalNorm([bp.tensor([1])], 0), /clip_norm/);
   assert.throws(() => bp.optim.clipByGlobalNorm('x'), bp.ValueError);
 });
@@ -436,7 +436,7 @@ test('a bp.nn.Cell with a custom bprop still replaces automatic differentiation'
   }
   const net = new ClippedIdentity();
   const g = bp.grad((x) => net(x).mul(bp.tensor([1, -3, 0.2])).sum())(bp.tensor([1, 2, 3]));
-  nearArrays(Array.from(g.data()), [0.5, -0.5, 0.2]);
+  nearArrays(Array.from(g.dataSync()), [0.5, -0.5, 0.2]);
 });
 
 test('errors: arguments, shapes and optimizer misuse raise clear errors', () => {

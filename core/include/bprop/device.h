@@ -96,6 +96,12 @@ Device default_device();
 /// constants are graph constants, on the host).
 Tensor on_device_of(const Tensor& like, const Tensor& host);
 
+/// `t`'s values on the host, given to `done` once read: a host tensor at once (itself), a device tensor when its
+/// backend's copy_to_host_async completes (a copy). Failures (a traced tensor, the device's error) go to `done`
+/// too, never thrown. The way to read a device whose reads only complete asynchronously (a mapped GPU buffer),
+/// where cpu() / to_vector() say they cannot.
+void read_async(const Tensor& t, std::function<void(Tensor host, std::exception_ptr error)> done);
+
 /// Copies `src` (same shape, any device) into `dst`'s storage in place, converting the dtype.
 void copy_into(Tensor& dst, const Tensor& src);
 

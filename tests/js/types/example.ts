@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   } catch (e) {
     if (e instanceof ShapeError) console.log(e.kind, e.message);
   }
-  console.log(s, rows.shape, ce.dtype, d2(2).toString(), y.item(), r.ok, m.tensors, x.data().length);
+  console.log(s, rows.shape, ce.dtype, d2(2).toString(), y.item(), r.ok, m.tensors, x.dataSync().length);
 }
 
 void main();
