@@ -7,7 +7,8 @@
 //
 // Errors are ValueErrors starting "For 'save_checkpoint'" or "For 'load_checkpoint'", with the native build's
 // messages; a failed load leaves the model unchanged.
-import { isPlainObject, nnCheck } from './nn.js';
+import { nnCheck } from './nn.js';
+import { isPlainObject } from './util.js';
 
 /** Builds bp.saveCheckpoint, bp.loadCheckpoint, bp.parseCheckpoint and bp.loadParamIntoNet. */
 export function makeCheckpoint(bp, { Tensor, Parameter }) {

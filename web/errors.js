@@ -49,5 +49,10 @@ export class MemoryError extends BpropError {
 
 /** The classes a core error of each kind becomes, indexed by the module's kind number (bindings/guard.h). */
 export const ERROR_CLASSES = [ShapeError, DTypeError, ValueError, UnknownOpError, MemoryError];
+/** The error of the module's recorded { kind, message } (a BpropError for kinds without a class of their own). */
+export function moduleError({ kind, message }) {
+  const Cls = ERROR_CLASSES[kind];
+  return Cls ? new Cls(message) : new BpropError(message);
+}
 /** The module's kind number for "a JavaScript callback threw" (its error waits on the JavaScript side). */
 export const JS_CALLBACK_ERROR = 6;

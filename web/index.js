@@ -17,7 +17,7 @@ import { makeAmp } from './amp.js';
 import { makeCellClass, makeParameterClass } from './cell.js';
 import { makeCheckpoint } from './checkpoint.js';
 import {
-  BpropError, DTypeError, ERROR_CLASSES, JS_CALLBACK_ERROR, MemoryError, ShapeError, UnknownOpError, ValueError,
+  BpropError, DTypeError, JS_CALLBACK_ERROR, MemoryError, moduleError, ShapeError, UnknownOpError, ValueError,
 } from './errors.js';
 import { installFmaKernel } from './fma-kernel.js';
 import { checkFeatures } from './features.js';
@@ -29,11 +29,11 @@ import {
   dtypeOfTypedArray,
   flatten,
   isHalf,
-  isPlainObject,
   Parameter,
   Tensor,
   TYPED,
 } from './tensor.js';
+import { camel, isPlainObject } from './util.js';
 
 export { BpropError, DTypeError, MemoryError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
 
@@ -70,7 +70,6 @@ export function init(options) {
 // ---- helpers -------------------------------------------------------------------------------------------
 
 const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 /** bp.jit's options, checked: {optimize, fuse, staticArgnums, warnAfterTraces, maxTraces} (absent: the default). */
 /** This package's own files: a stack frame in one of them is not the user's. */
@@ -226,8 +225,7 @@ class Bprop {
       this._pendingError = null;
       throw err;
     }
-    const Cls = ERROR_CLASSES[e.kind];
-    throw Cls ? new Cls(e.message) : new BpropError(e.message);
+    throw moduleError(e);
   }
 
   /** A new tensor joins the innermost scope; outside every scope (and parameters always) the finalizer. */

@@ -21,23 +21,13 @@
 // Constructors take MindSpore's positional arguments, and an options object last with any of them by their
 // camelCase (or snake_case) names: new bp.nn.Conv2d(1, 8, 3, { padMode: 'pad', padding: 1 }).
 
-const ERROR_KINDS = ['ShapeError', 'DTypeError', 'ValueError', 'UnknownOpError'];
+import { moduleError } from './errors.js';
+import { camel, isPlainObject } from './util.js';
 
 /** Returns r, or throws the error the nn functions of the module recorded when r is undefined. */
 export function nnCheck(bp, r) {
   if (r !== undefined) return r;
-  const e = bp._mod.nnTakeError();
-  const Cls = bp[ERROR_KINDS[e.kind]];
-  throw Cls ? new Cls(e.message) : new bp.BpropError(e.message);
-}
-
-const camel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
-
-/** An object literal (not a tensor, array, initializer or cell). */
-export function isPlainObject(v) {
-  if (v === null || typeof v !== 'object') return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  throw moduleError(bp._mod.nnTakeError());
 }
 
 function hidden(obj, key, value) {

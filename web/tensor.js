@@ -2,9 +2,7 @@
 // operation goes through the Bprop instance that made the tensor (`_bp`), which owns the module.
 
 import { ShapeError, ValueError } from './errors.js';
-
-export const isPlainObject = (v) =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof Tensor);
+import { isPlainObject } from './util.js';
 
 /** The typed array holding each dtype's elements as stored (the half dtypes' bits in a Uint16Array). */
 export const TYPED = {

@@ -33,6 +33,12 @@ test('MemoryError is exported and has the kind "memory"', () => {
   assert.equal(e.name, 'MemoryError');
 });
 
+test('bp.nn and checkpoints map every error kind as ops do: a layer too large for the heap is a MemoryError', () => {
+  // 65536 x 65536 float32 weights: 2^32 elements, past the WebAssembly build's limits
+  expectError(MemoryError, () => new bp.nn.Dense(65536, 65536), ['(65536, 65536) float32', 'limit']);
+  expectError(ValueError, () => new bp.nn.Dense(-1, 2), ['Dense']);
+});
+
 test('slice: begin + size past the dimension, with size near INT64_MAX (once a trap)', () => {
   const x = bp.ones([5, 1]);
   expectError(ValueError, () => bp.ops.slice(x, { begin: [5, 0], size: [2 ** 62, 1] }), [
