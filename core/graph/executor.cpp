@@ -8,6 +8,7 @@
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
 #include "registry/half_kernels.h"
+#include "registry/kernel_errors.h"
 
 namespace bprop::graph {
 namespace {
@@ -20,10 +21,6 @@ Value rebuild(const Value& shape, const std::vector<Tensor>& values, size_t& nex
   return Value(std::move(items));
 }
 
-[[noreturn]] void out_of_memory(const std::string& op, const Shape& shape, DType dtype) {
-  throw MemoryError("For '" + op + "', out of memory while computing the output of shape " + shape_str(shape) +
-                    " " + dtype_name(dtype));
-}
 
 }  // namespace
 
@@ -31,14 +28,8 @@ Tensor run_node(const GraphNode& n, const std::vector<Tensor>& inputs, Tensor pl
   Tensor out = planned;
   if (n.op->allocates_output && !out.defined()) out = Tensor::empty(n.shape, n.dtype, Device::cpu(), n.op->name);
   KernelCtx ctx{*n.op, inputs, n.attrs, n.shape, n.dtype, out};
-  try {
-    run_cpu_kernel(n.op->kernels[Backend::CPU.id], ctx);
-  } catch (const std::bad_alloc&) {
-    out_of_memory(n.op->name, n.shape, n.dtype);
-  } catch (const std::length_error&) {
-    throw MemoryError("For '" + n.op->name + "', the scratch memory for the output of shape " + shape_str(n.shape) +
-                      " " + dtype_name(n.dtype) + " is more than this build can address");
-  }
+  detail::translating_kernel_errors(n.op->name, n.shape, n.dtype,
+                                    [&] { run_cpu_kernel(n.op->kernels[Backend::CPU.id], ctx); });
   // A kernel that handed back another tensor (a scalar it made, say): its value goes where the plan put it.
   if (planned.defined() && out.impl()->storage != planned.impl()->storage) {
     std::memcpy(planned.raw_data(), out.raw_data(), planned.nbytes());
@@ -178,11 +169,8 @@ Value run(const Graph& g, const std::vector<Tensor>& args) {
     try {
     if (ins.group >= 0) {
       const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
-      try {
-        run_fused_loop(loop, env, ins.inputs, ins.outputs, &arena);
-      } catch (const std::bad_alloc&) {
-        out_of_memory("fused", loop.shape, loop.dtype);
-      }
+      detail::translating_kernel_errors("fused", loop.shape, loop.dtype,
+                                        [&] { run_fused_loop(loop, env, ins.inputs, ins.outputs, &arena); });
     } else {
       const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
       in.clear();

@@ -11,6 +11,7 @@
 #include "graph/trace.h"
 #include "registry/autocast.h"
 #include "registry/half_kernels.h"
+#include "registry/kernel_errors.h"
 
 namespace bprop {
 namespace {
@@ -114,18 +115,11 @@ Device place_inputs(const OpDef& op, const std::vector<Tensor>& inputs, std::vec
 
 // Runs `kernel` in the dispatcher's frame (kernel depth, scratch-memory errors as MemoryError).
 void run_kernel(const KernelFn& kernel, KernelCtx& kctx) {
-  try {
+  detail::translating_kernel_errors(kctx.op.name, kctx.out_shape, kctx.out_dtype, [&] {
     KernelDepth depth(kctx.device);
     if (kctx.device.is_cpu()) run_cpu_kernel(kernel, kctx);  // (float16 / bfloat16 computed in float32)
     else kernel(kctx);
-  } catch (const std::bad_alloc&) {  // a kernel's own scratch memory
-    throw MemoryError("For '" + kctx.op.name + "', out of memory while computing the output of shape " +
-                      shape_str(kctx.out_shape) + " " + dtype_name(kctx.out_dtype));
-  } catch (const std::length_error&) {  // scratch memory past what a std::vector can address (wasm32)
-    throw MemoryError("For '" + kctx.op.name + "', the scratch memory for the output of shape " +
-                      shape_str(kctx.out_shape) + " " + dtype_name(kctx.out_dtype) +
-                      " is more than this build can address");
-  }
+  });
 }
 
 // An op on a device: its device kernel, or else (none, or it declined) the CPU kernel on host copies of the

@@ -39,7 +39,7 @@ function writeApp(app) {
 test('npm pack: the tarball installs into an empty project, imports and differentiates', () => {
   const { app, files } = packAndInstall();
   const modules = readdirSync(join(root, 'web')).filter((f) => f.endsWith('.js')).map((f) => `web/${f}`);
-  for (const f of ['web/dist/bprop.mjs', 'web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.d.ts', 'web/bin/bprop-check.mjs', ...modules]) {
+  for (const f of ['LICENSE', 'web/dist/bprop.mjs', 'web/dist/bprop.cjs', 'web/dist/bprop.wasm', 'web/index.d.ts', 'web/bin/bprop-check.mjs', ...modules]) {
     assert.ok(files.includes(f), `${f} is in the package`);
   }
   writeApp(app);
