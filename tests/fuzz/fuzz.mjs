@@ -142,32 +142,50 @@ export async function checkFiles(paths, builds, { workDir, timeoutMs = 120000, m
   return [...findings, ...compareFindings];
 }
 
-/** The regression files: tests/fuzz/regressions/*.json for every build, and regressions/<build>/*.json. */
+/**
+ * The regression files: tests/fuzz/regressions/*.json for every build, regressions/<build>/*.json for one build,
+ * and regressions/unreadable/*.json, files every build must refuse to read (past a limit of the format).
+ */
 export function regressionFiles() {
   const list = (url) => readdirSync(url).filter((f) => f.endsWith('.json')).sort().map((f) => join(fileURLToPath(url), f));
   const perBuild = {};
+  let unreadable = [];
   for (const entry of readdirSync(REGRESSIONS, { withFileTypes: true })) {
-    if (entry.isDirectory()) perBuild[entry.name] = list(new URL(`${entry.name}/`, REGRESSIONS));
+    if (!entry.isDirectory()) continue;
+    const files = list(new URL(`${entry.name}/`, REGRESSIONS));
+    if (entry.name === 'unreadable') unreadable = files;
+    else perBuild[entry.name] = files;
   }
-  return { shared: list(REGRESSIONS), perBuild };
+  return { shared: list(REGRESSIONS), perBuild, unreadable };
 }
 
 /**
- * The regression files, every time: the shared ones through checkFiles (no crash, typed errors, agreement);
- * those under regressions/<build>/ through that build's ordinary `check` (their expectations must hold, and
- * they state build-specific results, e.g. a 'memory' error where only WebAssembly hits its limit).
+ * The regression files, every time. All of them through checkFiles (no crash, typed errors, agreement); then,
+ * in each build, the shared ones and those under regressions/<build>/ through its ordinary `check` (their
+ * expectations must hold: the per-build ones state build-specific results, e.g. a 'memory' error where only
+ * WebAssembly hits its limit), and each unreadable one must be refused as such (exit status 2, naming the limit).
  */
 export async function checkRegressions(builds, options) {
-  const { shared, perBuild } = regressionFiles();
-  const findings = await checkFiles(shared, builds, options);
+  const { shared, perBuild, unreadable } = regressionFiles();
+  const findings = await checkFiles([...shared, ...unreadable], builds, options);
+  const timeoutMs = options?.timeoutMs;
   for (const build of builds) {
-    const files = perBuild[build.name] ?? [];
-    if (files.length === 0) continue;
-    const run = await runChecker(build, files, { timeoutMs: options?.timeoutMs });
+    const files = [...shared, ...(perBuild[build.name] ?? [])];
+    const run = await runChecker(build, files, { timeoutMs });
     const problem = runProblem(run);
     if (problem !== null) {
       const lines = run.stdout.trim().split('\n').slice(-20).join('\n');
       findings.push({ kind: 'expectation', builds: [build.name], file: files.join(' '), detail: `${problem}\n${lines}` });
+    }
+    for (const file of unreadable) {
+      const refused = await runChecker(build, [file], { timeoutMs });
+      const said = `${refused.stdout}\n${refused.stderr}`;
+      if (!refused.signal && !refused.timedOut && refused.status === 2 && /more than the limit/.test(said)) continue;
+      const how = refused.signal ? `killed by ${refused.signal}` : refused.timedOut ? 'no end in time' : `exit status ${refused.status}`;
+      findings.push({
+        kind: 'expectation', builds: [build.name], file,
+        detail: `expected the file to be refused as unreadable (exit status 2, a limit named), got ${how}\n${said.trim().split('\n').slice(-4).join('\n')}`,
+      });
     }
   }
   return findings;
