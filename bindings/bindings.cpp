@@ -9,7 +9,9 @@
 // has its error kept on the JavaScript side and returns `undefined`; C++ turns that into JsCallbackError, which
 // unwinds the core normally, and the wrapper rethrows the original JavaScript error.
 #include <emscripten/bind.h>
+#include <emscripten/heap.h>
 #include <emscripten/val.h>
+#include <malloc.h>
 
 #include <cmath>
 #include <cstdint>
@@ -310,11 +312,15 @@ val scalar(double v, std::string dtype) {
   return guarded([&] { return handle_val(bprop::scalar(v, parse_dtype(dtype))); });
 }
 
+// Live tensor storages and their bytes; the WebAssembly heap's size (memory only grows: this is also its
+// high-water mark) and the bytes malloc has handed out now (tensors, graphs, cells, the bindings' own objects).
 val memory() {
   const MemoryStats s = memory_stats();
   val out = val::object();
   out.set("tensors", static_cast<double>(s.storages));
   out.set("bytes", static_cast<double>(s.bytes));
+  out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+  out.set("heapUsed", static_cast<double>(mallinfo().uordblks));
   return out;
 }
 

@@ -1059,7 +1059,11 @@ export interface Bprop {
   /** MindSpore's load_param_into_net: named tensors into the cell's parameters, as loadCheckpoint. */
   loadParamIntoNet(cell: Cell, tensors: NamedTensorsArg, options?: LoadOptions): string[];
 
-  memory(): { tensors: number; bytes: number };
+  /**
+   * Live tensors and their bytes; the WebAssembly heap's size (it never shrinks, so this is also its high-water
+   * mark) and the bytes allocated in it now (tensors, graphs, cells: what a leak check watches).
+   */
+  memory(): { tensors: number; bytes: number; heapBytes: number; heapUsed: number };
   /**
    * The float32 GEMM kernel: 'relaxed-simd' (fused multiply-add, where the engine has WebAssembly relaxed SIMD:
    * Chrome 114+, Node 22+, Node 20 with --experimental-wasm-relaxed-simd) or 'simd128'.

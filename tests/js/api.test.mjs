@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { DTypeError, init, ShapeError, UnknownOpError, ValueError } from '../../web/index.js';
+import { liveTensors } from './memory.mjs';
 
 const bp = await init();
 
@@ -38,7 +39,7 @@ test('await data() reads every tensor; dataSync() is its synchronous form for he
   f.dispose();
   x.dispose();
   // the host copies a read makes are freed once read
-  const before = bp.memory().tensors;
+  const before = liveTensors(bp).tensors;
   const y = bp.ones([3]);
   await y.data();
   y.dispose();
@@ -336,12 +337,12 @@ test('errors: kinds, messages, and the module keeps working', () => {
 });
 
 test('memory: dispose, tidy, scope across await, intermediates under grad', async () => {
-  const base = bp.memory();
+  const base = liveTensors(bp);
   const t = bp.ones([10]);
   assert.equal(bp.memory().tensors, base.tensors + 1);
   t.dispose();
   t.dispose();
-  assert.deepEqual(bp.memory(), base);
+  assert.deepEqual(liveTensors(bp), base);
   const kept = bp.tidy(() => {
     const a = bp.ones([100]);
     return a.mul(2).add(1);
@@ -367,7 +368,21 @@ test('memory: dispose, tidy, scope across await, intermediates under grad', asyn
   bp.tidy(() => {
     bp.grad((x) => x.mul(x).exp().sin().sum())(bp.ones([50]));
   });
-  assert.deepEqual(bp.memory(), base);
+  assert.deepEqual(liveTensors(bp), base);
+});
+
+test('bp.memory() reports the WebAssembly heap: its size (its high-water mark) and the bytes in use', () => {
+  const m0 = bp.memory();
+  assert.ok(m0.heapUsed > 0 && m0.heapUsed <= m0.heapBytes, JSON.stringify(m0));
+  assert.equal(m0.heapBytes % 65536, 0, 'whole WebAssembly pages');
+  const big = bp.zeros([64 * 1024 * 1024 / 4]); // 64 MiB
+  const m1 = bp.memory();
+  assert.ok(m1.heapUsed >= m0.heapUsed + 64 * 1024 * 1024, `${m1.heapUsed} after ${m0.heapUsed}`);
+  assert.ok(m1.heapBytes >= m1.heapUsed);
+  big.dispose();
+  const m2 = bp.memory();
+  assert.ok(m2.heapUsed < m1.heapUsed - 60 * 1024 * 1024, 'the bytes are given back');
+  assert.equal(m2.heapBytes, m1.heapBytes, 'the heap never shrinks: its size is the high-water mark');
 });
 
 test('leak: 10,000 training steps leave bp.memory() flat', () => {
@@ -386,8 +401,8 @@ test('leak: 10,000 training steps leave bp.memory() flat', () => {
       b.assign(b.sub(gb.mul(0.05)));
       last = l.item();
     });
-    if (i === 10) before = bp.memory();
+    if (i === 10) before = liveTensors(bp);
   }
-  assert.deepEqual(bp.memory(), before);
+  assert.deepEqual(liveTensors(bp), before);
   assert.ok(last < 1e-6, `loss ${last}`);
 });

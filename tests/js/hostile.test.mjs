@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { BpropError, init, MemoryError, ShapeError, ValueError } from '../../web/index.js';
+import { liveTensors } from './memory.mjs';
 
 const bp = await init();
 
 /** Runs fn in a tidy scope; expects an error of class Cls whose message holds every fragment; then checks that
  * the heap holds what it held before and the next op works. */
 function expectError(Cls, fn, fragments = []) {
-  const before = bp.memory();
+  const before = liveTensors(bp);
   let caught;
   try {
     bp.tidy(fn);
@@ -21,7 +22,7 @@ function expectError(Cls, fn, fragments = []) {
   assert.ok(caught instanceof Cls, `expected ${Cls.name}, got ${caught?.name}: ${caught?.message ?? caught}`);
   assert.ok(caught instanceof BpropError && caught instanceof Error);
   for (const f of fragments) assert.ok(caught.message.includes(f), `"${f}" not in: ${caught.message}`);
-  assert.deepEqual(bp.memory(), before, 'tensors leaked');
+  assert.deepEqual(liveTensors(bp), before, 'tensors leaked');
   assert.equal(bp.tidy(() => bp.tensor(2).mul(3).item()), 6, 'the module is no longer usable');
   return caught;
 }

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { init, ValueError } from '../../web/index.js';
+import { liveTensors } from './memory.mjs';
 
 const bp = await init();
 
@@ -472,23 +473,23 @@ test('registered primitives inside jit: the replay calls the JavaScript forward,
 
 test('results are owned like op results: tidy frees them; numbers and arrays are converted as arguments', () => {
   const f = bp.jit((a, b) => [a.add(b), a.mul(b)]);
-  const base = bp.memory();
+  const base = liveTensors(bp);
   bp.tidy(() => {
     const [s, p] = f(bp.tensor([1, 2]), 3);
     assert.deepEqual(s.toArray(), [4, 5]);
     assert.deepEqual(p.toArray(), [3, 6]);
     assert.deepEqual(f([1, 2], [3, 4])[1].toArray(), [3, 8]);
   });
-  assert.deepEqual(bp.memory(), base);
+  assert.deepEqual(liveTensors(bp), base);
   const kept = bp.tidy(() => f(bp.ones([2]), bp.ones([2]))[0]);
   assert.equal(bp.memory().tensors, base.tensors + 1);
   kept.dispose();
-  assert.deepEqual(bp.memory(), base);
+  assert.deepEqual(liveTensors(bp), base);
   f.dispose();
 });
 
 test('dispose() frees the graphs and their constants; later calls are a ValueError', () => {
-  const base = bp.memory();
+  const base = liveTensors(bp);
   const c = bp.randn([100], { seed: 1 });
   const f = bp.jit((a) => a.add(c));
   bp.tidy(() => {
@@ -501,13 +502,13 @@ test('dispose() frees the graphs and their constants; later calls are a ValueErr
   f.dispose();
   f.dispose();
   assert.equal(f.isDisposed, true);
-  assert.deepEqual(bp.memory(), base);
+  assert.deepEqual(liveTensors(bp), base);
   const x = bp.ones([100]);
   for (const use of [() => f(x), () => f.lower(x), () => f.stats()]) {
     assert.throws(use, (e) => e instanceof ValueError && /disposed/.test(e.message));
   }
   x.dispose();
-  assert.deepEqual(bp.memory(), base);
+  assert.deepEqual(liveTensors(bp), base);
   const u = bp.jit((a) => a);
   u[Symbol.dispose]();
   assert.equal(u.isDisposed, true);
@@ -529,12 +530,14 @@ test('memory: 10,000 jitted training steps keep bp.memory() and the WebAssembly 
       if (i % 1000 === 999) last = loss.item();
     });
     if (i === 10) {
-      before = bp.memory();
-      heap = bp._mod.HEAPU8.buffer.byteLength;
+      before = liveTensors(bp);
+      heap = bp.memory();
     }
   }
-  assert.deepEqual(bp.memory(), before);
-  assert.equal(bp._mod.HEAPU8.buffer.byteLength, heap, 'the WebAssembly heap grew');
+  assert.deepEqual(liveTensors(bp), before);
+  const now = bp.memory();
+  assert.equal(now.heapBytes, heap.heapBytes, 'the WebAssembly heap grew');
+  assert.equal(now.heapUsed, heap.heapUsed, 'bytes allocated in the heap were left behind');
   assert.deepEqual([step.stats().traces, step.stats().replays], [1, 9999]);
   assert.ok(last < 0.1, `loss ${last}`);
   step.dispose();

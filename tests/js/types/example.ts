@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   jstep.dispose();
   console.log(jr, ir.length, traces, c3.item(), jcube.isDisposed);
   const r = bp.gradcheck((a) => a.tanh(), [bp.tensor([0.5], { dtype: 'float64' })], { order: 2 });
-  const m: { tensors: number; bytes: number } = bp.memory();
+  const m: { tensors: number; bytes: number; heapBytes: number; heapUsed: number } = bp.memory();
   const kernel: 'relaxed-simd' | 'simd128' = bp.gemmKernel;
   for (const c of bp.vectorOutcomes('{"format": "bprop-vectors/1", "cases": []}', 'empty.json').cases) {
     if (c.outcome === 'ok') console.log(c.name, c.shape?.length, c.dtype);
