@@ -43,7 +43,15 @@ export class MemoryError extends BpropError {
 /** Every op of the catalogue, by its catalogue name and its camelCase alias. */
 export type OpName =
   | 'abs'
+  | 'adam_m'
+  | 'adamM'
+  | 'adam_step'
+  | 'adamStep'
+  | 'adam_v'
+  | 'adamV'
   | 'add'
+  | 'all_finite'
+  | 'allFinite'
   | 'amax'
   | 'amin'
   | 'argmax'
@@ -51,6 +59,8 @@ export type OpName =
   | 'atan2'
   | 'avg_pool2d'
   | 'avgPool2d'
+  | 'avg_pool2d_grad'
+  | 'avgPool2dGrad'
   | 'batch_norm'
   | 'batchNorm'
   | 'binary_cross_entropy'
@@ -64,6 +74,10 @@ export type OpName =
   | 'clamp'
   | 'concat'
   | 'conv2d'
+  | 'conv2d_input_grad'
+  | 'conv2dInputGrad'
+  | 'conv2d_weight_grad'
+  | 'conv2dWeightGrad'
   | 'cos'
   | 'cross_entropy'
   | 'crossEntropy'
@@ -81,7 +95,11 @@ export type OpName =
   | 'flip'
   | 'floor'
   | 'gather'
+  | 'gather_grad'
+  | 'gatherGrad'
   | 'gelu'
+  | 'gelu_grad'
+  | 'geluGrad'
   | 'greater'
   | 'greater_equal'
   | 'greaterEqual'
@@ -101,8 +119,14 @@ export type OpName =
   | 'logSoftmax'
   | 'logsumexp'
   | 'matmul'
+  | 'matmul_t'
+  | 'matmulT'
   | 'max_pool2d'
   | 'maxPool2d'
+  | 'max_pool2d_gather'
+  | 'maxPool2dGather'
+  | 'max_pool2d_grad'
+  | 'maxPool2dGrad'
   | 'maximum'
   | 'mean'
   | 'minimum'
@@ -123,12 +147,22 @@ export type OpName =
   | 'randomUniform'
   | 'reciprocal'
   | 'relu'
+  | 'relu_grad'
+  | 'reluGrad'
   | 'reshape'
   | 'round'
   | 'rsqrt'
   | 'scaled_dot_product_attention'
   | 'scaledDotProductAttention'
+  | 'scaled_dot_product_attention_grad'
+  | 'scaledDotProductAttentionGrad'
+  | 'sgd_buffer'
+  | 'sgdBuffer'
+  | 'sgd_step'
+  | 'sgdStep'
   | 'sigmoid'
+  | 'sigmoid_grad'
+  | 'sigmoidGrad'
   | 'sign'
   | 'silu'
   | 'sin'
@@ -148,10 +182,14 @@ export type OpName =
   | 'stopGradient'
   | 'strided_slice'
   | 'stridedSlice'
+  | 'strided_slice_grad'
+  | 'stridedSliceGrad'
   | 'sub'
   | 'sum'
   | 'tan'
   | 'tanh'
+  | 'tanh_grad'
+  | 'tanhGrad'
   | 'tile'
   | 'transpose'
   | 'var'
@@ -199,7 +237,15 @@ export interface GradGraph {
 
 export interface TensorOps {
   abs(...args: OpArg[]): Tensor;
+  adam_m(...args: OpArg[]): Tensor;
+  adamM(...args: OpArg[]): Tensor;
+  adam_step(...args: OpArg[]): Tensor;
+  adamStep(...args: OpArg[]): Tensor;
+  adam_v(...args: OpArg[]): Tensor;
+  adamV(...args: OpArg[]): Tensor;
   add(...args: OpArg[]): Tensor;
+  all_finite(...args: OpArg[]): Tensor;
+  allFinite(...args: OpArg[]): Tensor;
   amax(...args: OpArg[]): Tensor;
   amin(...args: OpArg[]): Tensor;
   argmax(...args: OpArg[]): Tensor;
@@ -207,6 +253,8 @@ export interface TensorOps {
   atan2(...args: OpArg[]): Tensor;
   avg_pool2d(...args: OpArg[]): Tensor;
   avgPool2d(...args: OpArg[]): Tensor;
+  avg_pool2d_grad(...args: OpArg[]): Tensor;
+  avgPool2dGrad(...args: OpArg[]): Tensor;
   batch_norm(...args: OpArg[]): Tensor;
   batchNorm(...args: OpArg[]): Tensor;
   binary_cross_entropy(...args: OpArg[]): Tensor;
@@ -218,11 +266,18 @@ export interface TensorOps {
   cast(...args: OpArg[]): Tensor;
   ceil(...args: OpArg[]): Tensor;
   clamp(...args: OpArg[]): Tensor;
+  concat(...args: OpArg[]): Tensor;
   conv2d(...args: OpArg[]): Tensor;
+  conv2d_input_grad(...args: OpArg[]): Tensor;
+  conv2dInputGrad(...args: OpArg[]): Tensor;
+  conv2d_weight_grad(...args: OpArg[]): Tensor;
+  conv2dWeightGrad(...args: OpArg[]): Tensor;
   cos(...args: OpArg[]): Tensor;
   cross_entropy(...args: OpArg[]): Tensor;
   crossEntropy(...args: OpArg[]): Tensor;
   div(...args: OpArg[]): Tensor;
+  dropout_mask(...args: OpArg[]): Tensor;
+  dropoutMask(...args: OpArg[]): Tensor;
   elu(...args: OpArg[]): Tensor;
   embedding(...args: OpArg[]): Tensor;
   equal(...args: OpArg[]): Tensor;
@@ -234,7 +289,11 @@ export interface TensorOps {
   flip(...args: OpArg[]): Tensor;
   floor(...args: OpArg[]): Tensor;
   gather(...args: OpArg[]): Tensor;
+  gather_grad(...args: OpArg[]): Tensor;
+  gatherGrad(...args: OpArg[]): Tensor;
   gelu(...args: OpArg[]): Tensor;
+  gelu_grad(...args: OpArg[]): Tensor;
+  geluGrad(...args: OpArg[]): Tensor;
   greater(...args: OpArg[]): Tensor;
   greater_equal(...args: OpArg[]): Tensor;
   greaterEqual(...args: OpArg[]): Tensor;
@@ -254,8 +313,14 @@ export interface TensorOps {
   logSoftmax(...args: OpArg[]): Tensor;
   logsumexp(...args: OpArg[]): Tensor;
   matmul(...args: OpArg[]): Tensor;
+  matmul_t(...args: OpArg[]): Tensor;
+  matmulT(...args: OpArg[]): Tensor;
   max_pool2d(...args: OpArg[]): Tensor;
   maxPool2d(...args: OpArg[]): Tensor;
+  max_pool2d_gather(...args: OpArg[]): Tensor;
+  maxPool2dGather(...args: OpArg[]): Tensor;
+  max_pool2d_grad(...args: OpArg[]): Tensor;
+  maxPool2dGrad(...args: OpArg[]): Tensor;
   maximum(...args: OpArg[]): Tensor;
   mean(...args: OpArg[]): Tensor;
   minimum(...args: OpArg[]): Tensor;
@@ -270,14 +335,28 @@ export interface TensorOps {
   pad(...args: OpArg[]): Tensor;
   pow(...args: OpArg[]): Tensor;
   prod(...args: OpArg[]): Tensor;
+  random_normal(...args: OpArg[]): Tensor;
+  randomNormal(...args: OpArg[]): Tensor;
+  random_uniform(...args: OpArg[]): Tensor;
+  randomUniform(...args: OpArg[]): Tensor;
   reciprocal(...args: OpArg[]): Tensor;
   relu(...args: OpArg[]): Tensor;
+  relu_grad(...args: OpArg[]): Tensor;
+  reluGrad(...args: OpArg[]): Tensor;
   reshape(...args: OpArg[]): Tensor;
   round(...args: OpArg[]): Tensor;
   rsqrt(...args: OpArg[]): Tensor;
   scaled_dot_product_attention(...args: OpArg[]): Tensor;
   scaledDotProductAttention(...args: OpArg[]): Tensor;
+  scaled_dot_product_attention_grad(...args: OpArg[]): Tensor;
+  scaledDotProductAttentionGrad(...args: OpArg[]): Tensor;
+  sgd_buffer(...args: OpArg[]): Tensor;
+  sgdBuffer(...args: OpArg[]): Tensor;
+  sgd_step(...args: OpArg[]): Tensor;
+  sgdStep(...args: OpArg[]): Tensor;
   sigmoid(...args: OpArg[]): Tensor;
+  sigmoid_grad(...args: OpArg[]): Tensor;
+  sigmoidGrad(...args: OpArg[]): Tensor;
   sign(...args: OpArg[]): Tensor;
   silu(...args: OpArg[]): Tensor;
   sin(...args: OpArg[]): Tensor;
@@ -291,15 +370,20 @@ export interface TensorOps {
   squared_difference(...args: OpArg[]): Tensor;
   squaredDifference(...args: OpArg[]): Tensor;
   squeeze(...args: OpArg[]): Tensor;
+  stack(...args: OpArg[]): Tensor;
   std(...args: OpArg[]): Tensor;
   stop_gradient(...args: OpArg[]): Tensor;
   stopGradient(...args: OpArg[]): Tensor;
   strided_slice(...args: OpArg[]): Tensor;
   stridedSlice(...args: OpArg[]): Tensor;
+  strided_slice_grad(...args: OpArg[]): Tensor;
+  stridedSliceGrad(...args: OpArg[]): Tensor;
   sub(...args: OpArg[]): Tensor;
   sum(...args: OpArg[]): Tensor;
   tan(...args: OpArg[]): Tensor;
   tanh(...args: OpArg[]): Tensor;
+  tanh_grad(...args: OpArg[]): Tensor;
+  tanhGrad(...args: OpArg[]): Tensor;
   tile(...args: OpArg[]): Tensor;
   transpose(...args: OpArg[]): Tensor;
   var(...args: OpArg[]): Tensor;
