@@ -1,6 +1,6 @@
-// Device backends: what a backend other than the CPU provides to the core (memory, copies, a stream to order work
-// on), and how ops reach it. Ops dispatch on their inputs' device; an op with no kernel for a device runs its CPU
-// kernel with a host round trip, counted per op (fallback_counts).
+// Device backends: the registered set (the CPU built in, others registering themselves), what each provides to the
+// core (memory, copies, a stream to order work on), and how ops reach it. Ops dispatch on their inputs' device; an op
+// with no kernel for a device runs its CPU kernel with a host round trip, counted per op (fallback_counts).
 #pragma once
 #include <atomic>
 #include <cstddef>
