@@ -40,6 +40,13 @@ export class MemoryError extends BpropError {
   readonly kind: 'memory';
 }
 
+declare global {
+  // Symbol.dispose, for TypeScript libs without esnext.disposable (the same declaration as that lib's).
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
 /** Every op of the catalogue, by its catalogue name and its camelCase alias. */
 export type OpName =
   | 'abs'
