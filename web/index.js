@@ -172,6 +172,34 @@ function weakCallback(bp, target) {
   };
 }
 
+/**
+ * True when fn's source shows a fixed parameter list: no rest or default parameters and no use of `arguments`
+ * (so fn.length is all it takes). False when the source does not say (native or bound functions, classes).
+ */
+function fixedParameters(fn) {
+  const src = Function.prototype.toString.call(fn);
+  if (/\{\s*\[native code\]\s*\}\s*$/.test(src) || /^class\b/.test(src)) return false;
+  const open = src.indexOf('(');
+  const arrow = src.indexOf('=>');
+  let params;
+  if (arrow >= 0 && (open < 0 || open > arrow)) params = src.slice(0, arrow); // x => ...
+  else {
+    if (open < 0) return false;
+    let depth = 0;
+    let close = -1;
+    for (let i = open; i < src.length; ++i) {
+      if (src[i] === '(') depth++;
+      else if (src[i] === ')' && --depth === 0) {
+        close = i;
+        break;
+      }
+    }
+    if (close < 0) return false;
+    params = src.slice(open + 1, close);
+  }
+  return !params.includes('...') && !params.includes('=') && !/\barguments\b/.test(src);
+}
+
 // ---- the API object --------------------------------------------------------------------------------------
 
 class Bprop {
@@ -901,6 +929,9 @@ class Bprop {
     // The declared parameters: fewer arguments than these is an error (a missing tensor), not a new signature.
     // (Only a plain function's own `length`: a cell is a function whose `length` may mean something else.)
     const arity = Object.prototype.hasOwnProperty.call(fn, 'length') && !(fn instanceof this.Cell) ? fn.length : 0;
+    // More arguments than a function declares would be ignored by it: an error, unless it can take them (rest or
+    // default parameters, `arguments`, or a source that does not say).
+    const maxArity = arity > 0 && fixedParameters(fn) ? arity : Infinity;
     const name = fn.name || 'the function';
     // The module holds only a weak path to fn (weakCallback): fn often closes over the jitted function itself
     // (they are made in one scope), and a strong one would keep both alive for ever.
@@ -921,7 +952,7 @@ class Bprop {
     };
     const run = (what, args, f) => {
       const jitId = live();
-      if (args.length < arity) {
+      if (args.length < arity || args.length > maxArity) {
         throw new ValueError(
           `bprop.jit: ${name} takes ${arity} argument${arity === 1 ? '' : 's'}, ${what} got ${args.length}`,
         );

@@ -374,6 +374,14 @@ test('errors: argument count, undefined arguments, a throwing function, refused 
   const two = bp.jit((a, b) => a.add(b));
   assert.throws(() => two(x), (e) => e instanceof ValueError && /takes 2 arguments, the call got 1/.test(e.message));
   assert.throws(() => two.lower(), (e) => e instanceof ValueError && /takes 2 arguments, lower\(\) got 0/.test(e.message));
+  // more than it declares would be ignored by it: an error too, unless it can take them
+  assert.throws(() => two(x, x, x), (e) => e instanceof ValueError && /takes 2 arguments, the call got 3/.test(e.message));
+  const withDefault = bp.jit((a, b = null) => (b ? a.add(b) : a));
+  assert.deepEqual(withDefault(x, x).shape, x.shape);
+  const rest = bp.jit((...xs) => xs[xs.length - 1]);
+  assert.deepEqual(rest(x, x, x).shape, x.shape);
+  withDefault.dispose();
+  rest.dispose();
   assert.throws(() => two(x, null), (e) => e instanceof ValueError && /argument 1 is an undefined tensor/.test(e.message));
   assert.throws(() => two(x, {}), ValueError);
   // a function given to grad declares no parameters: a missing tensor is the op's error
