@@ -62,7 +62,8 @@ export function makeCheckpoint(bp, { Tensor, Parameter }) {
 
   /**
    * Copies a checkpoint's tensors into the cell's parameters of the same names after checking every name,
-   * shape and dtype. strict (default): the names must match exactly; otherwise missing parameters keep their
+   * shape and dtype. strict (default): the names must match exactly (the optimizer state of a native training
+   * checkpoint, 'optimizer.*', is not the model's and never counts as extra); otherwise missing parameters keep their
    * values and extra tensors are ignored. Returns the names of the parameters not loaded. `source` names the
    * checkpoint in error messages.
    */

@@ -1072,7 +1072,10 @@ export type NamedTensorsArg =
   | ([string, Tensor] | { name: string; data: Tensor })[];
 export type CheckpointBytes = Uint8Array | ArrayBuffer | ArrayBufferView;
 export interface LoadOptions {
-  /** true (default): names must match exactly; false: missing parameters keep their values, extra tensors are ignored. */
+  /**
+   * true (default): names must match exactly (the optimizer state a native training checkpoint carries, 'optimizer.*',
+   * is not the model's and never counts as extra); false: missing parameters keep their values, extra tensors are ignored.
+   */
   strict?: boolean;
   /** Names the checkpoint in error messages (default '<memory>'). */
   source?: string;

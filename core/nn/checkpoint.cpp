@@ -271,7 +271,7 @@ std::vector<std::string> load_into(Cell& cell, const Checkpoint& ck, bool strict
   }
   if (strict) {
     for (const auto& [name, t] : ck.tensors) {
-      if (!model_names.count(name))
+      if (!model_names.count(name) && !is_optimizer_state(name))
         load_error(where, "the checkpoint has tensor '" + name + "' that the model does not have");
     }
   }
@@ -280,6 +280,8 @@ std::vector<std::string> load_into(Cell& cell, const Checkpoint& ck, bool strict
 }
 
 }  // namespace
+
+bool is_optimizer_state(const std::string& name) { return name.rfind(kOptimizerStatePrefix, 0) == 0; }
 
 const Tensor* Checkpoint::find(const std::string& name) const {
   for (const auto& [n, t] : tensors) {

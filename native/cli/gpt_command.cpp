@@ -352,11 +352,7 @@ int generate_command(const std::vector<std::string>& given) {
     const nn::GPTConfig config = models::gpt_config_from_metadata(ck.metadata, path);
     const data::CharVocabulary vocab = models::gpt_vocabulary_from_metadata(ck.metadata, path);
     nn::GPT model(config);
-    Checkpoint weights;
-    for (const auto& [name, t] : ck.tensors) {
-      if (name.rfind("optimizer.", 0) != 0) weights.tensors.emplace_back(name, t);
-    }
-    load_param_into_net(model, weights, true, path);
+    load_param_into_net(model, ck, true, path);  // (its optimizer state is left out)
     const std::vector<int32_t> ids = model.generate(vocab.encode(prompt, "--prompt"), g);
     std::cout << prompt << vocab.decode(ids) << std::endl;
   } catch (const data::DataError& e) {

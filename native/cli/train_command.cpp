@@ -59,8 +59,9 @@ const char* kTrainHelp =
     "                 launcher it runs as one process; a build without MPI refuses it. With --device ascend\n"
     "                 the gradients go through HCCL, each rank on NPU (local rank mod the NPUs of its host)\n"
     "  --bucket-mb    MiB of gradients per allreduce with --data-parallel; default 25\n"
-    "  --resume FILE  start from the weights of a checkpoint, and the loss scale it reached (read by rank 0,\n"
-    "                 sent to every rank)\n"
+    "  --resume FILE  go on from a checkpoint of bprop train: its weights, optimizer state and loss scale,\n"
+    "                 from the epoch after its last; --epochs counts from the first, so 2 epochs, then\n"
+    "                 --resume with --epochs 3, train as --epochs 3 (every rank reads the file)\n"
     "  --jit          graph mode: each training step (loss, gradients and the optimizer's update) is traced once\n"
     "                 into one optimised graph and replayed (docs/jit.md); the same results as without it\n"
     "  --amp          mixed precision (docs/mixed-precision.md): O1 runs matmul and conv2d in --amp-dtype, O2\n"
@@ -232,13 +233,12 @@ int train_command(const std::vector<std::string>& given) {
   const models::Normalization norm = models::compute_normalization(train);
   nn::set_seed(opts.seed);
   std::shared_ptr<SequentialCell> model;
-  CheckpointMetadata resumed;  // the resumed checkpoint's metadata (rank 0)
+  Checkpoint resumed;  // (every rank reads it, as each needs the optimizer state)
   try {
     model = models::make_model(opts.model, train.rows, train.cols);
-    if (!resume_path.empty() && root) {
-      const Checkpoint ck = load_checkpoint(resume_path);
-      load_param_into_net(*model, ck, true, resume_path);
-      resumed = ck.metadata;
+    if (!resume_path.empty()) {
+      resumed = load_checkpoint(resume_path);
+      load_param_into_net(*model, resumed, true, resume_path);
     }
   } catch (const Error& e) {
     return fail(2, e.what());
@@ -258,14 +258,20 @@ int train_command(const std::vector<std::string>& given) {
 
   ProgressBar bar;
   std::vector<models::EpochResult> history;
-  std::shared_ptr<amp::LossScaler> scaler;  // (its state goes into the checkpoint)
+  std::unique_ptr<models::Trainer> trainer;
   try {
     // Data parallel: checks that every rank holds the same model, then sends rank 0's weights to all.
-    models::Trainer trainer(model, opts, norm);
-    if (!resumed.empty()) trainer.restore_loss_scaler(resumed, resume_path);
-    trainer.sync_parameters();  // (the weights and loss scale rank 0 resumed from)
-    scaler = trainer.loss_scaler();
-    history = trainer.fit(
+    trainer = std::make_unique<models::Trainer>(model, opts, norm);
+    if (!resume_path.empty()) {
+      try {
+        trainer->resume(resumed, resume_path);
+      } catch (const ValueError& e) {
+        return fail(2, e.what());
+      }
+      out << "resumed from " << resume_path << " after epoch " << trainer->first_epoch() - 1 << std::endl;
+    }
+    trainer->sync_parameters();  // (rank 0's weights and loss scale)
+    history = trainer->fit(
         train, test,
         [&bar, root](const models::BatchProgress& p) {
           if (root) bar.update(p);
@@ -288,12 +294,12 @@ int train_command(const std::vector<std::string>& given) {
   }
 
   try {
-    if (root) save_checkpoint(*model, out_path, models::training_metadata(opts, norm, train.count, history, scaler.get()));
+    if (root) trainer->save(out_path, train.count, history);
   } catch (const Error& e) {
     return fail(1, e.what());
   }
   if (opts.data_parallel) dist::finalize();
-  out << "saved " << out_path << " (model " << opts.model << ", " << history.size() << " epochs, test accuracy "
+  out << "saved " << out_path << " (model " << opts.model << ", " << opts.epochs << " epochs, test accuracy "
             << percent(history.back().test.accuracy) << ")" << std::endl;
   return 0;
 }

@@ -27,7 +27,6 @@ std::string exact(double v) {
 }
 
 const char* kFormat = "bprop-gpt/1";
-const std::string kOptimizerPrefix = "optimizer.";
 
 int64_t meta_int(const CheckpointMetadata& meta, const std::string& key, const std::string& source) {
   const auto it = meta.find(key);
@@ -297,7 +296,7 @@ data::CharVocabulary gpt_vocabulary_from_metadata(const CheckpointMetadata& meta
 void GptTrainer::save(const std::string& path, const data::CharVocabulary& vocab, const CheckpointMetadata& extra) const {
   NamedTensors tensors;
   for (const auto& [name, p] : model_->parameters_and_names()) tensors.emplace_back(name, p.detach());
-  for (auto& entry : optimizer_->state_dict(kOptimizerPrefix)) tensors.push_back(std::move(entry));
+  for (auto& entry : optimizer_->state_dict(kOptimizerStatePrefix)) tensors.push_back(std::move(entry));
   CheckpointMetadata meta = gpt_metadata(model_->config(), vocab);
   const GptTrainOptions& o = opts_;
   for (const auto& [k, v] : CheckpointMetadata{{"step", std::to_string(step_)},
@@ -331,12 +330,8 @@ void GptTrainer::resume(const Checkpoint& checkpoint, const std::string& source)
     throw ValueError("'" + source + "' was saved at step " + std::to_string(step) + ", outside this run's " +
                      std::to_string(opts_.steps) + " steps");
   }
-  Checkpoint weights;
-  for (const auto& [name, t] : checkpoint.tensors) {
-    if (name.rfind(kOptimizerPrefix, 0) != 0) weights.tensors.emplace_back(name, t);
-  }
-  load_param_into_net(*model_, weights, /*strict=*/true, source);
-  optimizer_->load_state_dict(checkpoint.tensors, kOptimizerPrefix, source);
+  load_param_into_net(*model_, checkpoint, /*strict=*/true, source);
+  optimizer_->load_state_dict(checkpoint.tensors, kOptimizerStatePrefix, source);
   if (scaler_) {
     std::map<std::string, double> state;
     for (const auto& [key, unused] : scaler_->state()) {

@@ -224,6 +224,48 @@ void Trainer::restore_loss_scaler(const CheckpointMetadata& meta, const std::str
   }
 }
 
+void Trainer::resume(const Checkpoint& checkpoint, const std::string& source) {
+  const CheckpointMetadata& meta = checkpoint.metadata;
+  const auto optimizer = meta.find("optimizer");
+  if (optimizer != meta.end() && optimizer->second != opts_.optimizer) {
+    throw ValueError("checkpoint '" + source + "' was trained with --optimizer " + optimizer->second +
+                     ", not " + opts_.optimizer + " (its optimizer state cannot go on in another optimizer)");
+  }
+  if (!checkpoint.find(std::string(kOptimizerStatePrefix) + "steps")) {
+    throw ValueError("checkpoint '" + source + "' holds no optimizer state (" + kOptimizerStatePrefix +
+                     "*), so training cannot go on from it exactly; it was not written by bprop train");
+  }
+  int64_t done = 0;
+  const auto epochs = meta.find("epochs");
+  try {
+    size_t used = 0;
+    if (epochs == meta.end()) throw std::invalid_argument("missing");
+    done = std::stoll(epochs->second, &used);
+    if (used != epochs->second.size() || done < 0) throw std::invalid_argument("not a count");
+  } catch (const std::exception&) {
+    throw ValueError("checkpoint '" + source + "': metadata 'epochs' = '" +
+                     (epochs == meta.end() ? std::string("(none)") : epochs->second) + "' is not an epoch count");
+  }
+  if (done >= opts_.epochs) {
+    throw ValueError("checkpoint '" + source + "' has trained " + std::to_string(done) + " epochs already, and this run has " +
+                     std::to_string(opts_.epochs) + " in all (--epochs counts from the first epoch; ask for more)");
+  }
+  optimizer_->load_state_dict(checkpoint.tensors, kOptimizerStatePrefix, source);
+  restore_loss_scaler(meta, source);
+  first_epoch_ = done + 1;
+}
+
+NamedTensors Trainer::checkpoint_tensors() const {
+  NamedTensors tensors;
+  for (const auto& [name, p] : model_->parameters_and_names()) tensors.emplace_back(name, p.detach());
+  for (auto& entry : optimizer_->state_dict(kOptimizerStatePrefix)) tensors.push_back(std::move(entry));
+  return tensors;
+}
+
+void Trainer::save(const std::string& path, int64_t train_images, const std::vector<EpochResult>& history) const {
+  save_checkpoint(checkpoint_tensors(), path, training_metadata(opts_, norm_, train_images, history, scaler_.get()));
+}
+
 EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
                                  const std::function<void(const BatchProgress&)>& on_batch) {
   check_dataset(train, "training");
@@ -372,7 +414,7 @@ std::vector<EpochResult> Trainer::fit(const data::Dataset& train, const data::Da
                      " but the test images are " + std::to_string(test.rows) + " x " + std::to_string(test.cols));
   }
   std::vector<EpochResult> history;
-  for (int64_t e = 1; e <= opts_.epochs; ++e) {
+  for (int64_t e = first_epoch_; e <= opts_.epochs; ++e) {
     EpochResult r = train_epoch(train, e, on_batch);
     r.test = evaluate(*model_, test, norm_, 256, dp_ != nullptr);
     history.push_back(r);
@@ -386,7 +428,7 @@ CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalizati
   CheckpointMetadata m;
   m["format"] = "bprop-classifier/1";
   m["model"] = opts.model;
-  m["epochs"] = std::to_string(history.size());
+  m["epochs"] = std::to_string(history.empty() ? 0 : history.back().epoch);
   m["optimizer"] = opts.optimizer;
   m["lr"] = format_double(opts.lr);
   m["schedule"] = opts.schedule;

@@ -123,6 +123,19 @@ class Trainer {
   /// reached. Nothing without a loss scaler or when the checkpoint has no scale (a run without one); ValueError
   /// naming `source` for a value that is not a valid state.
   void restore_loss_scaler(const CheckpointMetadata& meta, const std::string& source);
+  /// Goes on from a checkpoint this trainer's save() wrote (weights already loaded into the model, before the
+  /// trainer wraps it): restores the optimizer state and the loss scaler, and makes fit() start at the epoch after
+  /// the checkpoint's "epochs", so that k epochs, a resume and opts.epochs - k more train exactly as opts.epochs in
+  /// one run with the same options (the shuffle and the learning rate are functions of the epoch). ValueError
+  /// naming `source` when the checkpoint has no optimizer state, was trained with another optimizer, or already
+  /// holds opts.epochs epochs.
+  void resume(const Checkpoint& checkpoint, const std::string& source);
+  /// The epoch fit() starts at: 1, or the one after a resumed checkpoint's.
+  int64_t first_epoch() const { return first_epoch_; }
+  /// Everything save() writes: the model's parameters, then the optimizer state (kOptimizerStatePrefix).
+  NamedTensors checkpoint_tensors() const;
+  /// Writes the checkpoint of the run so far: checkpoint_tensors() with training_metadata(history).
+  void save(const std::string& path, int64_t train_images, const std::vector<EpochResult>& history) const;
   /// Rank 0's weights (and loss scale) to every rank (after loading a checkpoint); nothing in one process.
   void sync_parameters() {
     if (dp_) dp_->broadcast_parameters();
@@ -137,9 +150,10 @@ class Trainer {
   std::unique_ptr<optim::LRScheduler> schedule_;  // null for "constant"
   std::unique_ptr<dist::DataParallel> dp_;
   std::shared_ptr<amp::LossScaler> scaler_;
+  int64_t first_epoch_ = 1;
 };
 
-/// Checkpoint metadata for a trained model: "model", "epochs", "test_accuracy", "test_loss",
+/// Checkpoint metadata for a trained model: "model", "epochs" (the last epoch of `history`), "test_accuracy", "test_loss",
 /// "input_mean", "input_std", "optimizer", "lr", "schedule", "batch_size", "seed", "train_images", "format"; with
 /// mixed precision also "amp" and "amp_dtype", and with a loss scaler its state (amp::LossScaler::state()).
 CheckpointMetadata training_metadata(const TrainOptions& opts, const Normalization& norm, int64_t train_images,

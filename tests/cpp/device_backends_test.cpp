@@ -98,10 +98,11 @@ TEST(DeviceBackends, ANewBackendIsFoundByItsNamesAndDescribesItself) {
     EXPECT_NE(msg.find("'testdev:N'"), std::string::npos) << msg;  // the message lists what this build has
   }
   // Names are unique across names and aliases.
-  EXPECT_THROW(register_backend({.name = "td", .load = []() -> DeviceBackend& { return test_device(); }}),
+  EXPECT_THROW(register_backend({.name = "td", .aliases = {}, .load = []() -> DeviceBackend& { return test_device(); },
+                                 .describe = {}, .describe_op = {}}),
                ValueError);
   EXPECT_THROW(register_backend({.name = "other", .aliases = {"TestDev"},
-                                 .load = []() -> DeviceBackend& { return test_device(); }}),
+                                 .load = []() -> DeviceBackend& { return test_device(); }, .describe = {}, .describe_op = {}}),
                ValueError);
 }
 
@@ -193,7 +194,8 @@ class AsyncReadDevice final : public DeviceBackend {
 AsyncReadDevice& async_device() {
   static AsyncReadDevice device;
   static const bool registered = [] {
-    device.id = register_backend({.name = "asyncdev", .load = []() -> DeviceBackend& { return device; }});
+    device.id = register_backend({.name = "asyncdev", .aliases = {}, .load = []() -> DeviceBackend& { return device; },
+                                  .describe = {}, .describe_op = {}});
     return true;
   }();
   (void)registered;

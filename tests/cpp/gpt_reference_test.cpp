@@ -78,7 +78,9 @@ TEST(GptReference, ThreeHundredStepsFollowPyTorchsCurve) {
     EXPECT_LT(std::abs(train[i] - w) / w, 0.01) << "training loss of step " << i + 1;
   }
   // The curve must have gone somewhere: a uniform guess over the vocabulary is log(96) = 4.56.
-  if (stop_at == o.steps) EXPECT_LT(evals.back().second, 2.8);
+  if (stop_at == o.steps) {
+    EXPECT_LT(evals.back().second, 2.8);
+  }
   std::printf("validation losses within %.2e (relative) of PyTorch's at every evaluation\n", worst);
 }
 

@@ -262,6 +262,19 @@ TEST(NnCheckpoint, MismatchesFailClearlyAndLeaveTheModelUnchanged) {
   }
 }
 
+TEST(NnCheckpoint, StrictLoadsLeaveTheOptimizerStateOut) {
+  // The optimizer state of a training checkpoint is not the model's: a strict load takes the weights beside it.
+  auto source = trained_model();
+  auto model = make_model(42);
+  NamedTensors t = tensors_of(*source);
+  t.emplace_back("optimizer.steps", ones({}));
+  t.emplace_back("optimizer.0.exp_avg", ones({3}));
+  EXPECT_TRUE(load_checkpoint_bytes(*model, save_checkpoint_bytes(t), true, "training.safetensors").empty());
+  EXPECT_EQ(snapshot(*model), snapshot(*source));
+  EXPECT_TRUE(is_optimizer_state("optimizer.steps"));
+  EXPECT_FALSE(is_optimizer_state("head.optimizer.steps"));
+}
+
 TEST(NnCheckpoint, CorruptFilesFailClearlyAndLeaveTheModelUnchanged) {
   TempFiles tmp;
   auto source = trained_model();

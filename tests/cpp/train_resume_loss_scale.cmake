@@ -1,5 +1,5 @@
 # `bprop train --amp O2 --amp-dtype float16` saves the dynamic loss scaler's state in the checkpoint's metadata and
-# `--resume` goes on from it: one epoch of 4 finite steps writes loss_scale_finite_steps 4, the resumed epoch 8.
+# `--resume` goes on from it: one epoch of 4 finite steps writes loss_scale_finite_steps 4, the resumed second epoch 8.
 #   cmake -DBPROP=<bprop> -DDIR=<scratch folder> -P train_resume_loss_scale.cmake
 cmake_minimum_required(VERSION 3.20)
 set(args train --model mlp --limit 256 --test-limit 64 --epochs 1 --batch-size 64 --threads 1 --amp O2
@@ -23,5 +23,5 @@ endfunction()
 train(${DIR}/first.safetensors)
 expect_metadata(${DIR}/first.safetensors loss_scale 65536)
 expect_metadata(${DIR}/first.safetensors loss_scale_finite_steps 4)
-train(${DIR}/resumed.safetensors --resume ${DIR}/first.safetensors)
+train(${DIR}/resumed.safetensors --resume ${DIR}/first.safetensors --epochs 2)
 expect_metadata(${DIR}/resumed.safetensors loss_scale_finite_steps 8)

@@ -7,7 +7,7 @@
 #   fault-hang               rank 1 sleeps at step 5: the watchdog (BPROP_DIST_TIMEOUT=5) aborts the job
 #   gpt-cli                  mpirun -np 2 bprop train --model gpt --data-parallel: the validation losses of one process
 #   cli                      mpirun -np 2 bprop train --data-parallel: one log and one checkpoint (rank 0), the
-#                            same losses and accuracies as one process; --resume starts every rank from it
+#                            same losses and accuracies as one process; --resume goes on from it on every rank
 #   batchnorm                batch-norm statistics differ between ranks by default, equal with average_state
 #   loss-scale               dynamic loss scaling: rank 1's infinite loss at step 3 skips that step on every
 #                            rank and halves the scale; parameters and scale equal one process's
@@ -87,8 +87,8 @@ case $case_name in
     strip() { grep '^epoch' "$1" | sed -E 's/  [0-9.]+ s  [0-9]+ img\/s.*//'; }
     [ "$(strip "$dir/one.txt" | wc -l)" -eq 2 ] || fail "expected 2 epoch lines"
     diff <(strip "$dir/one.txt") <(strip "$dir/two.txt") || fail "2 ranks report other losses than one process"
-    # Resume: rank 0 reads the checkpoint and every rank starts from it, as one process does.
-    resume=(train --model mlp --epochs 1 --limit 1000 --test-limit 300 --threads 1 --data-parallel
+    # Resume: every rank reads the checkpoint and goes on from it (epoch 3 of 3), as one process does.
+    resume=(train --model mlp --epochs 3 --limit 1000 --test-limit 300 --threads 1 --data-parallel
             --resume "$dir/two.safetensors")
     "$bprop" "${resume[@]}" --out "$dir/r1.safetensors" >"$dir/r1.txt" 2>>"$out" || fail "resume (one process) failed"
     timeout 100 "${launch[@]}" -np 2 "$bprop" "${resume[@]}" --out "$dir/r2.safetensors" >"$dir/r2.txt" 2>>"$out" ||
@@ -96,7 +96,7 @@ case $case_name in
     diff <(strip "$dir/r1.txt") <(strip "$dir/r2.txt") || fail "2 ranks resume differently from one process"
     # And it did start from the checkpoint: its first epoch's training loss is well below a fresh start's.
     fresh=$(grep '^epoch 1/2' "$dir/two.txt" | awk '{print $5}')
-    resumed=$(grep '^epoch 1/1' "$dir/r2.txt" | awk '{print $5}')
+    resumed=$(grep '^epoch 3/3' "$dir/r2.txt" | awk '{print $5}')
     echo "training loss of the first epoch: fresh $fresh, resumed $resumed"
     awk -v a="$resumed" -v b="$fresh" 'BEGIN { exit !(a < 0.8 * b) }' || fail "the resumed run did not start from the checkpoint"
     strip "$dir/two.txt"

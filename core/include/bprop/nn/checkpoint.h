@@ -48,10 +48,17 @@ Checkpoint load_checkpoint_bytes(const std::vector<uint8_t>& bytes, const std::s
 /// Reads and parses the file at `path`.
 Checkpoint load_checkpoint(const std::string& path);
 
+/// The names a training checkpoint gives the optimizer's state beside the weights ("optimizer.<parameter>.<slot>",
+/// from Optimizer::state_dict(kOptimizerStatePrefix)), so that a run resumes exactly from one file, as MindSpore's
+/// training checkpoints hold the moments next to the weights.
+inline constexpr const char* kOptimizerStatePrefix = "optimizer.";
+/// True for a tensor name under kOptimizerStatePrefix.
+bool is_optimizer_state(const std::string& name);
+
 /// Copies the checkpoint's tensors into the cell's parameters of the same names after checking every
 /// shape and dtype. strict: the names must match exactly (a parameter missing from the checkpoint or a
-/// tensor the model does not have is an error); not strict: missing parameters keep their values and extra
-/// tensors are ignored. Returns the names of the parameters not loaded (empty when strict). `source` names
+/// tensor the model does not have is an error; the optimizer state, is_optimizer_state, is not the model's and
+/// never counts as extra); not strict: missing parameters keep their values and extra tensors are ignored. Returns the names of the parameters not loaded (empty when strict). `source` names
 /// the checkpoint in error messages.
 std::vector<std::string> load_param_into_net(Cell& cell, const Checkpoint& checkpoint, bool strict = true,
                                              const std::string& source = "<checkpoint>");
