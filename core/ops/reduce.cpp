@@ -21,6 +21,7 @@
 #include "kernels/cpu/vmath.h"
 #include "ops/op_helpers.h"
 #include "ops/sum_order.h"
+#include "registry/half_kernels.h"
 
 namespace bprop {
 namespace {
@@ -110,7 +111,8 @@ void permute_copy(const T* src, const Shape& shape, const std::vector<int64_t>& 
 // ---- the reduction loops ------------------------------------------------------------------------------
 // A reducer Red has: Acc; init(); step(acc, v, r, j) for the element at position r of output j's lane;
 // combine(left, right) of two partial results (left covers earlier positions); finish(acc, j) writes out[j].
-// Optionally kBlock = true and block(p, b, e, j): the result of positions [b, e) of a contiguous lane p.
+// Optionally kBlock = true and block(q, b, n, j): the result of the n contiguous elements at q, which are positions
+// [b, b + n) of output j's lane (n <= kLeaf).
 
 template <typename Red>
 constexpr bool has_block = requires { requires Red::kBlock; };
@@ -119,7 +121,22 @@ constexpr int64_t kGrain = cpu::kParallelGrain;
 constexpr int64_t kLeaf = sum_order::kLeaf;  // pairwise summation: lanes up to this length are summed directly
 constexpr int64_t kCols = 1024;  // column loop: accumulators kept per block of output columns
 
-// Reduces p[b, e) of one contiguous lane: four interleaved accumulators, halves combined pairwise.
+// A leaf without a block(): the n elements at q (positions b, b + 1, ...) on four interleaved accumulators.
+template <typename T, typename Red>
+typename Red::Acc reduce_leaf(const Red& rd, const T* q, int64_t b, int64_t n, int64_t j) {
+  typename Red::Acc a0 = rd.init(), a1 = a0, a2 = a0, a3 = a0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a0 = rd.step(a0, q[i], b + i, j);
+    a1 = rd.step(a1, q[i + 1], b + i + 1, j);
+    a2 = rd.step(a2, q[i + 2], b + i + 2, j);
+    a3 = rd.step(a3, q[i + 3], b + i + 3, j);
+  }
+  for (; i < n; ++i) a0 = rd.step(a0, q[i], b + i, j);
+  return rd.combine(rd.combine(a0, a1), rd.combine(a2, a3));
+}
+
+// Reduces p[b, e) of one contiguous lane: leaves of at most kLeaf elements, halves combined pairwise.
 template <typename T, typename Red>
 typename Red::Acc reduce_lane(const Red& rd, const T* p, int64_t b, int64_t e, int64_t j) {
   if (e - b > kLeaf) {
@@ -127,18 +144,9 @@ typename Red::Acc reduce_lane(const Red& rd, const T* p, int64_t b, int64_t e, i
     return rd.combine(reduce_lane<T>(rd, p, b, mid, j), reduce_lane<T>(rd, p, mid, e, j));
   }
   if constexpr (has_block<Red>) {
-    if (e > b) return rd.block(p, b, e, j);
+    if (e > b) return rd.block(p + b, b, e - b, j);
   }
-  typename Red::Acc a0 = rd.init(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t r = b;
-  for (; r + 4 <= e; r += 4) {
-    a0 = rd.step(a0, p[r], r, j);
-    a1 = rd.step(a1, p[r + 1], r + 1, j);
-    a2 = rd.step(a2, p[r + 2], r + 2, j);
-    a3 = rd.step(a3, p[r + 3], r + 3, j);
-  }
-  for (; r < e; ++r) a0 = rd.step(a0, p[r], r, j);
-  return rd.combine(rd.combine(a0, a1), rd.combine(a2, a3));
+  return reduce_leaf(rd, p + b, b, e - b, j);
 }
 
 template <typename T, typename Red>
@@ -248,11 +256,11 @@ using Vec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // float32 leaves are summed by the vectorised loop of kernels/cpu/vmath.h (in double, like the others).
 template <typename T>
-double float_leaf_sum(const T* p, int64_t b, int64_t e) {
+double float_leaf_sum(const T* q, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    return cpu::vm::sum(p + b, e - b);
+    return cpu::vm::sum(q, n);
   } else {
-    (void)p, (void)b, (void)e;
+    (void)q, (void)n;
     return 0.0;
   }
 }
@@ -263,7 +271,7 @@ struct SumRed {
   static constexpr bool kBlock = std::is_same_v<T, float>;
   T* out;
   Acc init() const { return Acc(0); }
-  Acc block(const T* p, int64_t b, int64_t e, int64_t) const { return float_leaf_sum(p, b, e); }
+  Acc block(const T* q, int64_t, int64_t n, int64_t) const { return float_leaf_sum(q, n); }
   Acc step(Acc a, T v, int64_t, int64_t) const { return a + widen(v); }
   Acc combine(Acc a, Acc b) const { return a + b; }
   void finish(Acc a, int64_t j) const { out[j] = narrow<T>(a); }
@@ -288,16 +296,16 @@ struct MeanRed {
   O* out;
   double count;
   Acc init() const { return 0.0; }
-  Acc block(const T* p, int64_t b, int64_t e, int64_t) const { return float_leaf_sum(p, b, e); }
+  Acc block(const T* q, int64_t, int64_t n, int64_t) const { return float_leaf_sum(q, n); }
   Acc step(Acc a, T v, int64_t, int64_t) const { return a + static_cast<double>(v); }
   Acc combine(Acc a, Acc b) const { return a + b; }
   void finish(Acc a, int64_t j) const { out[j] = static_cast<O>(a / count); }
 };
 
-// The largest (Max) or smallest element of p[b, e), e > b; NaN propagates (as NumPy's amax).
+// The largest (Max) or smallest of the n > 0 elements at q; NaN propagates (as NumPy's amax).
 template <bool Max, typename T>
-T extreme_of(const T* p, int64_t b, int64_t e) {
-  const Vec<T> v(p + b, e - b);
+T extreme_of(const T* q, int64_t n) {
+  const Vec<T> v(q, n);
   if constexpr (std::is_floating_point_v<T>) {
     return Max ? v.template maxCoeff<Eigen::PropagateNaN>() : v.template minCoeff<Eigen::PropagateNaN>();
   } else {
@@ -324,7 +332,7 @@ struct ExtremeRed {
     if (is_nan(b)) return b;
     return (Max ? b > a : b < a) ? b : a;
   }
-  Acc block(const T* p, int64_t b, int64_t e, int64_t) const { return extreme_of<Max>(p, b, e); }
+  Acc block(const T* q, int64_t, int64_t n, int64_t) const { return extreme_of<Max>(q, n); }
   void finish(Acc a, int64_t j) const { out[j] = a; }
 };
 
@@ -353,15 +361,15 @@ struct ArgRed {
   }
   Acc combine(Acc a, Acc b) const { return better(b, a) ? b : a; }
   // Two passes over a leaf: its extreme value (vectorised), then the first position holding it.
-  Acc block(const T* p, int64_t b, int64_t e, int64_t) const {
-    const T best = extreme_of<Max>(p, b, e);
-    int64_t r = b;
+  Acc block(const T* q, int64_t b, int64_t n, int64_t) const {
+    const T best = extreme_of<Max>(q, n);
+    int64_t r = 0;
     if (is_nan(best)) {
-      while (!is_nan(p[r])) ++r;
+      while (!is_nan(q[r])) ++r;
     } else {
-      while (p[r] != best) ++r;
+      while (q[r] != best) ++r;
     }
-    return {best, r};
+    return {best, b + r};
   }
   void finish(Acc a, int64_t j) const { out[j] = static_cast<int32_t>(std::max<int64_t>(a.i, 0)); }
 };
@@ -377,8 +385,8 @@ struct LogSumExpRed {
   Acc init() const { return 0.0; }
   Acc step(Acc a, T v, int64_t, int64_t j) const { return a + static_cast<double>(std::exp(v - shift[j])); }
   Acc combine(Acc a, Acc b) const { return a + b; }
-  Acc block(const T* p, int64_t b, int64_t e, int64_t j) const {
-    return static_cast<double>((Vec<T>(p + b, e - b) - shift[j]).exp().sum());
+  Acc block(const T* q, int64_t, int64_t n, int64_t j) const {
+    return static_cast<double>((Vec<T>(q, n) - shift[j]).exp().sum());
   }
   void finish(Acc a, int64_t j) const { out[j] = static_cast<T>(static_cast<double>(shift[j]) + std::log(a)); }
 };
@@ -403,6 +411,38 @@ struct SquaredDevRed {
   }
 };
 
+// A reducer over float32 values (Red) reading float16 or bfloat16 storage S, for PyTorch's CPU semantics (the
+// float32 reduction of the exactly widened input, rounded once): each leaf is widened into a float32 tile on the
+// stack and reduced as Red reduces float32, so the result is Red's on a float32 copy of the input, bit for bit,
+// without that copy. (The column loop widens element by element.)
+template <typename S, typename Red>
+struct HalfLanes {
+  using Acc = typename Red::Acc;
+  static constexpr bool kBlock = true;
+  Red rd;
+  Acc init() const { return rd.init(); }
+  Acc step(Acc a, S v, int64_t r, int64_t j) const { return rd.step(a, static_cast<float>(v), r, j); }
+  Acc combine(Acc a, Acc b) const { return rd.combine(a, b); }
+  Acc block(const S* q, int64_t b, int64_t n, int64_t j) const {
+    float tile[kLeaf];
+    if constexpr (std::is_same_v<S, Half>) half_to_float(q, tile, n);
+    else bfloat16_to_float(q, tile, n);
+    if constexpr (has_block<Red>) return rd.block(tile, b, n, j);
+    else return reduce_leaf(rd, tile, b, n, j);
+  }
+  void finish(Acc a, int64_t j) const { rd.finish(a, j); }
+};
+
+template <typename S>
+constexpr bool kHalfStorage = std::is_same_v<S, Half> || std::is_same_v<S, BFloat16>;
+
+// Runs `rd`, a reducer over the compute type, on x stored as S (through HalfLanes for half storage).
+template <typename S, typename Red>
+void reduce_stored(const S* x, const Layout& l, const Red& rd) {
+  if constexpr (kHalfStorage<S>) run_reduce(x, l, HalfLanes<S, Red>{rd});
+  else run_reduce(x, l, rd);
+}
+
 // ---- kernels ------------------------------------------------------------------------------------------
 
 template <typename Fn>
@@ -422,7 +462,7 @@ int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& axes) {
   return n;
 }
 
-// x converted to the compute dtype and laid out for run_reduce.
+// x converted to the compute dtype (a half input stays half: HalfLanes widens it) and laid out for run_reduce.
 struct Prepared {
   Tensor x;
   Layout layout;
@@ -431,13 +471,14 @@ struct Prepared {
 
 Prepared prepare(const KernelCtx& c, DType compute) {
   Prepared p;
-  p.x = cpu::as_dtype(c.inputs[0], compute);
+  p.x = is_half(c.inputs[0].dtype()) ? c.inputs[0] : cpu::as_dtype(c.inputs[0], compute);
+  compute = p.x.dtype();
   const std::vector<int64_t> axes = axes_attr(c.op.name, c.attrs, p.x.dim());
   p.count = reduced_count(p.x.shape(), axes);
   p.layout = plan_layout(p.x.shape(), axes);
   if (!p.layout.perm.empty()) {
     Tensor moved = Tensor::empty(p.x.shape(), compute);
-    visit_numeric(compute, [&]<typename T>() {
+    visit_storage_dtype(compute, [&]<typename T>() {
       permute_copy(p.x.data<T>(), p.x.shape(), p.layout.perm, moved.data<T>());
     });
     p.x = moved;
@@ -445,9 +486,31 @@ Prepared prepare(const KernelCtx& c, DType compute) {
   return p;
 }
 
+// Calls body.template operator()<S, T>(x, out) on the prepared input: x stored as S, values and output of type T.
+// A half input gives its storage type S and T = float, the float32 result rounded once into the half output;
+// any other input has been converted to the output's dtype (S = T: a float dtype, or any numeric one with
+// kAnyNumeric).
+template <bool kAnyNumeric, typename Body>
+void reduce_into_output(KernelCtx& c, const Prepared& p, Body&& body) {
+  if (is_half(p.x.dtype())) {
+    if (!c.out.defined()) c.out = Tensor::empty(c.out_shape, c.out_dtype, Device::cpu(), c.op.name);
+    Tensor result = is_half(c.out_dtype) ? Tensor::empty(c.out_shape, DType::Float32) : c.out;
+    visit_storage_dtype(p.x.dtype(), [&]<typename S>() {
+      if constexpr (kHalfStorage<S>) body.template operator()<S, float>(p.x.data<S>(), result.data<float>());
+    });
+    if (is_half(c.out_dtype)) round_half(c.out_dtype, result.data<float>(), c.out.raw_data(), result.numel());
+    return;
+  }
+  auto same = [&]<typename T>() { body.template operator()<T, T>(p.x.data<T>(), c.out.data<T>()); };
+  if constexpr (kAnyNumeric) visit_numeric(c.out_dtype, same);
+  else visit_float(c.out_dtype, same);
+}
+
 void sum_kernel(KernelCtx& c) {
   const Prepared p = prepare(c, c.out_dtype);
-  visit_numeric(c.out_dtype, [&]<typename T>() { run_reduce(p.x.data<T>(), p.layout, SumRed<T>{c.out.data<T>()}); });
+  reduce_into_output<true>(c, p, [&]<typename S, typename T>(const S* x, T* out) {
+    reduce_stored(x, p.layout, SumRed<T>{out});
+  });
 }
 
 void prod_kernel(KernelCtx& c) {
@@ -457,16 +520,16 @@ void prod_kernel(KernelCtx& c) {
 
 void mean_kernel(KernelCtx& c) {
   const Prepared p = prepare(c, c.out_dtype);
-  visit_float(c.out_dtype, [&]<typename T>() {
-    run_reduce(p.x.data<T>(), p.layout, MeanRed<T, T>{c.out.data<T>(), static_cast<double>(p.count)});
+  reduce_into_output<false>(c, p, [&]<typename S, typename T>(const S* x, T* out) {
+    reduce_stored(x, p.layout, MeanRed<T, T>{out, static_cast<double>(p.count)});
   });
 }
 
 template <bool Max>
 void extreme_kernel(KernelCtx& c) {
   const Prepared p = prepare(c, c.out_dtype);
-  visit_numeric(c.out_dtype, [&]<typename T>() {
-    run_reduce(p.x.data<T>(), p.layout, ExtremeRed<T, Max>{c.out.data<T>()});
+  reduce_into_output<true>(c, p, [&]<typename S, typename T>(const S* x, T* out) {
+    reduce_stored(x, p.layout, ExtremeRed<T, Max>{out});
   });
 }
 
@@ -474,20 +537,25 @@ template <bool Max>
 void arg_kernel(KernelCtx& c) {
   const DType in = c.inputs[0].dtype() == DType::Bool ? DType::Int32 : c.inputs[0].dtype();
   const Prepared p = prepare(c, in);
-  visit_numeric(in, [&]<typename T>() {
-    run_reduce(p.x.data<T>(), p.layout, ArgRed<T, Max>{c.out.data<int32_t>()});
+  if (!c.out.defined()) c.out = Tensor::empty(c.out_shape, c.out_dtype, Device::cpu(), c.op.name);
+  visit_storage_dtype(in, [&]<typename S>() {
+    if constexpr (kHalfStorage<S>) {
+      reduce_stored(p.x.data<S>(), p.layout, ArgRed<float, Max>{c.out.data<int32_t>()});
+    } else if constexpr (!std::is_same_v<S, bool>) {
+      run_reduce(p.x.data<S>(), p.layout, ArgRed<S, Max>{c.out.data<int32_t>()});
+    }
   });
 }
 
 void logsumexp_kernel(KernelCtx& c) {
   const Prepared p = prepare(c, c.out_dtype);
-  visit_float(c.out_dtype, [&]<typename T>() {
+  reduce_into_output<false>(c, p, [&]<typename S, typename T>(const S* x, T* out) {
     std::vector<T> shift(static_cast<size_t>(c.out.numel()));
-    run_reduce(p.x.data<T>(), p.layout, ExtremeRed<T, true>{shift.data()});
+    reduce_stored(x, p.layout, ExtremeRed<T, true>{shift.data()});
     for (T& s : shift) {
       if (!std::isfinite(s)) s = T(0);  // all -inf gives -inf, any +inf gives +inf, NaN stays NaN
     }
-    run_reduce(p.x.data<T>(), p.layout, LogSumExpRed<T>{shift.data(), c.out.data<T>()});
+    reduce_stored(x, p.layout, LogSumExpRed<T>{shift.data(), out});
   });
 }
 
@@ -495,10 +563,10 @@ void var_std_kernel(KernelCtx& c, bool root) {
   const Prepared p = prepare(c, c.out_dtype);
   const int64_t correction = c.attrs.get_int("correction");
   const double denom = static_cast<double>(std::max<int64_t>(p.count - correction, 0));  // as NumPy's ddof
-  visit_float(c.out_dtype, [&]<typename T>() {
+  reduce_into_output<false>(c, p, [&]<typename S, typename T>(const S* x, T* out) {
     std::vector<double> mean(static_cast<size_t>(c.out.numel()));
-    run_reduce(p.x.data<T>(), p.layout, MeanRed<T, double>{mean.data(), static_cast<double>(p.count)});
-    run_reduce(p.x.data<T>(), p.layout, SquaredDevRed<T>{mean.data(), denom, root, c.out.data<T>()});
+    reduce_stored(x, p.layout, MeanRed<T, double>{mean.data(), static_cast<double>(p.count)});
+    reduce_stored(x, p.layout, SquaredDevRed<T>{mean.data(), denom, root, out});
   });
 }
 
@@ -684,6 +752,14 @@ void register_reduce_ops(Registry& r) {
     if (n == "logsumexp" || n == "sum" || n == "mean" || n == "prod" || n == "var" || n == "std")
       op.amp = AmpClass::Float32;
     op.takes_half = n != "prod";
+    // A half input is read in tiles (HalfLanes) rather than through a float32 copy of it: the kernel takes the
+    // half call itself.
+    if (op.takes_half) {
+      op.cpu_half = [kernel = d.kernel](KernelCtx& c) {
+        kernel(c);
+        return true;
+      };
+    }
     r.add(std::move(op));
   }
 }

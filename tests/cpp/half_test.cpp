@@ -339,6 +339,55 @@ TEST(Half, ElementwiseOpsConvertTileByTileWithoutFloat32Copies) {
   }
 }
 
+TEST(Half, ReductionsReadHalfInputsInTilesWithoutFloat32Copies) {
+  // Each reduction of a half tensor is the float32 reduction of its widened values rounded once, bit for bit, over
+  // every loop of the kernels: long lanes split over the threads, rows, columns, blocks (axes 0, 2, 3 of NCHW) and
+  // a strided layout moved first; with a NaN and infinities among the values.
+  struct Case {
+    Shape shape;
+    Axis axis;
+  };
+  const std::vector<Case> cases = {{{1, 100003}, 1}, {{300, 257}, 1},     {{257, 300}, 0},
+                                   {{4, 3, 5, 6}, IntList{0, 2, 3}}, {{5, 6, 7}, IntList{0, 2}}, {{33, 9}, {}}};
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    for (const Case& k : cases) {
+      Tensor x = randn(k.shape, 11, dt);
+      if (x.numel() > 1000) {  // values a reduction must carry through: inf, -inf and a NaN in separate lanes
+        std::vector<double> v = ops::cast(x, DType::Float32).to_vector<double>();
+        v[3] = INFINITY, v[500] = -INFINITY, v[777] = NAN;
+        x = ops::cast(tensor(v, k.shape), dt);
+      }
+      const Tensor w = ops::cast(x, DType::Float32);
+      const auto round = [dt](const Tensor& t) { return ops::cast(t, dt); };
+      const std::vector<std::pair<Tensor, Tensor>> got_want = {
+          {ops::sum(x, k.axis), round(ops::sum(w, k.axis))},
+          {ops::mean(x, k.axis, true), round(ops::mean(w, k.axis, true))},
+          {ops::amax(x, k.axis), round(ops::amax(w, k.axis))},
+          {ops::amin(x, k.axis), round(ops::amin(w, k.axis))},
+          {ops::logsumexp(x, k.axis), round(ops::logsumexp(w, k.axis))},
+          {ops::var(x, k.axis), round(ops::var(w, k.axis))},
+          {ops::stddev(x, k.axis, false, 0), round(ops::stddev(w, k.axis, false, 0))},
+      };
+      for (const auto& [got, want] : got_want) {
+        ASSERT_EQ(got.dtype(), dt);
+        expect_bitwise_equal(got, want);
+      }
+      if (k.shape.size() == 2 && !std::holds_alternative<std::monostate>(k.axis.value())) {
+        const int64_t a = std::get<int64_t>(k.axis.value());
+        EXPECT_EQ(ops::argmax(x, a).to_vector<int32_t>(), ops::argmax(w, a).to_vector<int32_t>());
+        EXPECT_EQ(ops::argmin(x, a).to_vector<int32_t>(), ops::argmin(w, a).to_vector<int32_t>());
+      }
+    }
+    // Memory: the output and its float32 values only, never a float32 (or any) copy of the input.
+    const Tensor x = randn({8, 50000}, 12, dt);
+    reset_peak_memory();
+    const int64_t before = memory_stats().bytes;
+    const Tensor total = ops::sum(x, 1);
+    EXPECT_LE(memory_stats().peak_bytes - before, 8 * (2 + 4) + 256) << dtype_name(dt);
+    expect_bitwise_equal(total, ops::cast(ops::sum(ops::cast(x, DType::Float32), 1), dt));
+  }
+}
+
 TEST(Half, FusedLoopsComputeInFloat32TilesAndRoundEachStep) {
   // A chain of steps reading whole operands, a scalar, a row and a column: one fused loop, the eager bits (each
   // step rounded to the half dtype as its eager kernel rounds it), several tiles, threads and a tail.
