@@ -372,6 +372,17 @@ void gelu(KernelCtx& c) {
   launch_aclnn(c.device, "GeluV2", static_cast<const aclTensor*>(x.get()), approximate, out.get());
 }
 
+// gelu_grad(x, dy): aclnnGeluBackwardV2(dy, x, "none"), the erf form's derivative, the one gelu_grad computes
+// (gelu's tanh form composes its gradient of ops); no float64, as the forward.
+void gelu_grad(KernelCtx& c) {
+  require_float(c, /*has_double=*/false);
+  if (c.inputs[0].shape() != c.inputs[1].shape()) decline("broadcast operands");
+  AclTensorArg x(c.inputs[0]), dy(c.inputs[1]), out(c.out);
+  static char erf_form[] = "none";  // (CANN takes the mode as a char*)
+  launch_aclnn(c.device, "GeluBackwardV2", static_cast<const aclTensor*>(dy.get()),
+               static_cast<const aclTensor*>(x.get()), erf_form, out.get());
+}
+
 // square: aclnnMul(x, x).
 void square(KernelCtx& c) {
   require_numeric(c);
@@ -574,6 +585,7 @@ std::vector<DeviceKernel> aclnn_kernels() {
       {"round", "Round", [](KernelCtx& c) { unary<kRound>(c, true); }},
       {"silu", "Silu", [](KernelCtx& c) { unary<kSilu>(c, false); }},
       {"gelu", "GeluV2", gelu},
+      {"gelu_grad", "GeluBackwardV2", gelu_grad},
       {"square", "Mul", square},
       {"tanh_grad", "TanhBackward", [](KernelCtx& c) { activation_grad(c, "TanhBackward", true); }},
       {"sigmoid_grad", "SigmoidBackward", [](KernelCtx& c) { activation_grad(c, "SigmoidBackward", true); }},

@@ -398,6 +398,52 @@ TEST(AscendOps, TanLeakyReluEluClampAndFlipRunOnTheNpuWithTheirGradients) {
   EXPECT_EQ(fallback_counts().at("leaky_relu"), 1);
 }
 
+// gelu's gradient runs on aclnnGeluBackwardV2 (its erf form; the tanh form composes ops that run there too), to
+// second order (gelu_grad's own gradient is composed of ops the NPU has) and in half precision.
+TEST(AscendOps, GeluAndItsGradientRunOnTheNpu) {
+  use_fake();
+  const auto gelu_grad = [](const Tensor& x, const Tensor& dy) { return call_op("gelu_grad", {x, dy}); };
+  const Device npu = ascend::device();
+  const Tensor x = randn({3, 5}, 72) * 2.0, w = randn({3, 5}, 73);
+  for (const std::string form : {"none", "tanh"}) {
+    const Fn f = [&form](const std::vector<Tensor>& a) -> Value {
+      return ops::sum(ops::gelu(a[0], form) * a[1]);
+    };
+    const Value cpu = value_and_grad(f, GradPosition({0, 1}))({x, w});
+    reset_fallback_counts();
+    const Value dev = value_and_grad(f, GradPosition({0, 1}))({x.to(npu), w.to(npu)});
+    expect_close(dev[0].tensor(), cpu[0].tensor());
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(dev[1].flatten()[i].device(), npu);
+      expect_close(dev[1].flatten()[i], cpu[1].flatten()[i]);
+    }
+    EXPECT_TRUE(fallback_counts().empty()) << form << ": " << fallback_counts().begin()->first;
+  }
+  // gelu_grad itself on the NPU, and its gradients (second order of gelu)
+  const Fn g = [](const std::vector<Tensor>& a) -> Value { return ops::sum(call_op("gelu_grad", {a[0], a[1]}) * a[0]); };
+  const Value cpu2 = value_and_grad(g, GradPosition({0, 1}))({x, w});
+  reset_fallback_counts();
+  const int64_t before = kernel_launches();
+  const Value dev2 = value_and_grad(g, GradPosition({0, 1}))({x.to(npu), w.to(npu)});
+  expect_close(dev2[0].tensor(), cpu2[0].tensor());
+  for (size_t i = 0; i < 2; ++i) expect_close(dev2[1].flatten()[i], cpu2[1].flatten()[i]);
+  EXPECT_GT(kernel_launches(), before);
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // half: computed in float32 and rounded once, by the fake as by the CPU (to a rounding of the result)
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    const Tensor xh = ops::cast(x, dt), wh = ops::cast(w, dt);
+    const Tensor got = gelu_grad(xh.to(npu), wh.to(npu));
+    EXPECT_EQ(got.dtype(), dt);
+    expect_close(ops::cast(got, DType::Float32), ops::cast(gelu_grad(xh, wh), DType::Float32),
+                 dt == DType::Float16 ? 1e-3 : 8e-3);
+  }
+  EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
+  // float64 and broadcast operands are declined to the CPU (no DOUBLE in the NPU's GELU operators)
+  const Tensor x64 = ops::cast(x, DType::Float64);
+  expect_close(gelu_grad(x64.to(npu), x64.to(npu)), gelu_grad(x64, x64), 1e-12);
+  EXPECT_EQ(fallback_counts().at("gelu_grad"), 1);
+}
+
 // stack, tile, pad, logsumexp, slice and strided_slice run on the NPU, with their gradients (slice, pad,
 // strided_slice_grad, reshape and sum: on the NPU too).
 TEST(AscendOps, LayoutSlicingAndLogSumExpRunOnTheNpuWithTheirGradients) {

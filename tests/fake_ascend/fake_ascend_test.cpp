@@ -1633,6 +1633,30 @@ TEST_F(Fake, MoreElementwiseFunctions) {
   check(x, gelu_tanh, "gelu v2 tanh");
   EXPECT_EQ(RUN(GeluV2, a, int64_t{2}, o), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(recent(), "aclnnGeluV2: approximate 2 is not 0 (none: the erf form) or 1 (tanh)");
+  // GeluBackwardV2(gradOutput, self, approximate): gradOutput times the derivative of either form at self
+  {
+    const std::vector<float> gvals = {1, -2, 0.5f, 3, 1, 1, -1, 0.25f};
+    aclTensor* g = tf({2, 4}, gvals);
+    char none[] = "none", tanh_mode[] = "tanh", other[] = "exact";
+    const auto d_erf = [](double v) {
+      return 0.5 * (1 + std::erf(v / std::sqrt(2.0))) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+    };
+    const auto d_tanh = [](double v) {  // by central differences of the tanh form
+      const auto f = [](double u) { return 0.5 * u * (1 + std::tanh(std::sqrt(2 / M_PI) * (u + 0.044715 * u * u * u))); };
+      return (f(v + 1e-5) - f(v - 1e-5)) / 2e-5;
+    };
+    for (const auto& [mode, deriv] : {std::pair{none, std::function<double(double)>(d_erf)},
+                                      std::pair{tanh_mode, std::function<double(double)>(d_tanh)}}) {
+      ASSERT_EQ(RUN(GeluBackwardV2, g, a, mode, o), ACLNN_SUCCESS) << recent();
+      Vec want;
+      for (size_t i = 0; i < x.size(); ++i) want.push_back(gvals[i] * deriv(x[i]));
+      expect_near(gf(o), want, 1e-6, mode);
+    }
+    EXPECT_EQ(RUN(GeluBackwardV2, g, a, other, o), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(recent(), "aclnnGeluBackwardV2: approximate 'exact' is not none (the erf form) or tanh");
+    EXPECT_EQ(RUN(GeluBackwardV2, g, a, static_cast<char*>(nullptr), o), ACLNN_ERR_PARAM_NULLPTR);
+    EXPECT_EQ(recent(), "aclnnGeluBackwardV2: approximate is nullptr");
+  }
   ASSERT_EQ(RUN(Silu, a, o), ACLNN_SUCCESS) << recent();
   check(
       x, [](double v) { return v / (1 + std::exp(-v)); }, "silu");
@@ -2346,6 +2370,11 @@ TEST_F(Fake, DoubleIsRejectedWhereTheNpuHasNone) {
          "aclnnGelu: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(GeluV2, d({2}), 0, d({2}), &ws, &ex),
          "aclnnGeluV2: x dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  {
+    char none[] = "none";
+    expect(GET_WS(GeluBackwardV2, d({2}), d({2}), none, d({2}), &ws, &ex),
+           "aclnnGeluBackwardV2: gradOutput dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
+  }
   expect(GET_WS(Silu, d({2}), d({2}), &ws, &ex),
          "aclnnSilu: self dtype DOUBLE is not supported (supported: FLOAT, FLOAT16, BFLOAT16)");
   expect(GET_WS(Softplus, d({2}), sf(1), sf(20), d({2}), &ws, &ex),

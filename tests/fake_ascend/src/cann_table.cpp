@@ -399,6 +399,12 @@ const std::vector<OperatorSpec>& operator_table() {
       {"x", {F32, F16, BF16}, {F32, F16}},
       {"y", {F32, F16, BF16}, {F32, F16}}},
      "ops-nn activation/gelu_v2/op_api/aclnn_gelu_v2.cpp @e5c3fa9327; ops-nn activation/gelu_v2/docs/aclnnGeluV2.md @e5c3fa9327"},
+    {"aclnnGeluBackwardV2",
+     {
+      {"gradOutput", {F32, F16, BF16}, {F32, F16}},
+      {"self", {F32, F16, BF16}, {F32, F16}},
+      {"gradInput", {F32, F16, BF16}, {F32, F16}}},
+     "ops-nn activation/gelu_grad_v2/op_api/aclnn_gelu_backward_v2.cpp; ops-nn activation/gelu_grad_v2/docs/aclnnGeluBackwardV2.md"},
     {"aclnnGelu",
      {
       {"self", {F32, F16, BF16}, {F32, F16}},

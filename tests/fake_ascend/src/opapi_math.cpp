@@ -224,6 +224,47 @@ aclnnStatus gelu_v2(const aclTensor* x, int64_t approximate, aclTensor* y, uint6
   return op.finish(0, [=](uint8_t*, uint64_t) { unary_kernel<double>(kind, a, o); });
 }
 
+// GeluBackwardV2: gradOutput times gelu's derivative at self, of the erf form ("none": Phi(x) + x phi(x)) or of
+// the tanh form ("tanh"). CANN deduces one dtype from the two inputs and broadcasts their shapes; the fake computes
+// equal dtypes and shapes only (all bprop sends), and says so for the rest.
+aclnnStatus gelu_backward_v2(const aclTensor* grad_output, const aclTensor* self, const char* approximate,
+                             aclTensor* grad_input, uint64_t* ws, aclOpExecutor** ex) {
+  Op op("aclnnGeluBackwardV2", ws, ex);
+  TDesc g, x, gi;
+  op.tensor(grad_output, "gradOutput", &g, false);
+  op.tensor(self, "self", &x, false);
+  op.tensor(grad_input, "gradInput", &gi, true);
+  if (!approximate) op.fail(ACLNN_ERR_PARAM_NULLPTR, "approximate is nullptr");
+  if (op.status()) return op.status();
+  const std::string mode = approximate;
+  op.check(mode == "none" || mode == "tanh", "approximate '" + mode + "' is not none (the erf form) or tanh");
+  op.dtype("gradOutput", g.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+  op.dtype("self", x.dtype, {ACL_FLOAT, ACL_FLOAT16, ACL_BF16});
+  op.check(g.dtype == x.dtype, "the fake computes gradOutput and self of one dtype only");
+  op.check(g.shape == x.shape, "the fake computes gradOutput and self of one shape only (no broadcast)");
+  op.shape_is("gradInput", gi, g.shape);
+  op.dtype_is("gradInput", gi, g.dtype);
+  if (op.status()) return op.status();
+  const bool tanh_form = mode == "tanh";
+  return op.finish(0, [=](uint8_t*, uint64_t) {
+    const std::vector<double> gv = load<double>(g), xv = load<double>(x);
+    std::vector<double> r(gv.size());
+    const double k = std::sqrt(2 / M_PI), c = 0.044715;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const double v = xv[i];
+      double d;
+      if (tanh_form) {
+        const double t = std::tanh(k * (v + c * v * v * v));
+        d = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * c * v * v);
+      } else {
+        d = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+      }
+      r[i] = gv[i] * d;
+    }
+    store(gi, r);
+  });
+}
+
 aclnnStatus softplus(const aclTensor* self, const aclScalar* beta_s, const aclScalar* threshold_s, aclTensor* out,
                      uint64_t* ws, aclOpExecutor** ex) {
   Op op("aclnnSoftplus", ws, ex);
@@ -1038,6 +1079,11 @@ FA_EXPORT aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t ap
                                                   aclOpExecutor** ex) {
   return gelu_v2(x, approximate, y, ws, ex);
 }
+FA_EXPORT aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self,
+                                                          char* approximate, aclTensor* gradInput, uint64_t* ws,
+                                                          aclOpExecutor** ex) {
+  return gelu_backward_v2(gradOutput, self, approximate, gradInput, ws, ex);
+}
 FA_EXPORT aclnnStatus aclnnSoftplusGetWorkspaceSize(const aclTensor* self, const aclScalar* beta,
                                                     const aclScalar* threshold, aclTensor* out, uint64_t* ws,
                                                     aclOpExecutor** ex) {
@@ -1227,6 +1273,7 @@ FAKE_ACLNN_LAUNCH_FN(Ceil)
 FAKE_ACLNN_LAUNCH_FN(Round)
 FAKE_ACLNN_LAUNCH_FN(Gelu)
 FAKE_ACLNN_LAUNCH_FN(GeluV2)
+FAKE_ACLNN_LAUNCH_FN(GeluBackwardV2)
 FAKE_ACLNN_LAUNCH_FN(Silu)
 FAKE_ACLNN_LAUNCH_FN(Tan)
 FAKE_ACLNN_LAUNCH_FN(LeakyRelu)

@@ -315,6 +315,10 @@ FAKE_ACLNN_LAUNCH(aclnnProdDim)
 // aclnnGelu computes the tanh form CANN documents; approximate 0 ("none") here is the exact erf form, 1 the tanh form.
 aclnnStatus aclnnGeluV2GetWorkspaceSize(const aclTensor* x, int64_t approximate, aclTensor* y, FAKE_ACLNN_TAIL);
 FAKE_ACLNN_LAUNCH(aclnnGeluV2)
+// approximate: "none" (the erf form) or "tanh".
+aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, char* approximate,
+                                                aclTensor* gradInput, FAKE_ACLNN_TAIL);
+FAKE_ACLNN_LAUNCH(aclnnGeluBackwardV2)
 // ops-transformer's FlashAttention pair (libopapi_transformer.so).
 aclnnStatus aclnnFlashAttentionScoreGetWorkspaceSize(
     const aclTensor* query, const aclTensor* key, const aclTensor* value, const aclTensor* realShiftOptional,
