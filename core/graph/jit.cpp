@@ -14,15 +14,35 @@
 
 namespace bprop {
 
+namespace {
+
+// What a trace depends on: per argument its shape and dtype, and for a static argument its value (the bytes); and
+// the device asked for. Compared as values, built without formatting anything (a call's only cost before the
+// replay).
+struct JitKey {
+  struct Arg {
+    Shape shape;
+    DType dtype;
+    bool is_static = false;
+    std::string bytes;  // a static argument's elements
+    auto operator<=>(const Arg&) const = default;
+  };
+  std::vector<Arg> args;
+  int backend = 0, index = 0;
+  auto operator<=>(const JitKey&) const = default;
+};
+
+}  // namespace
+
 struct JitFn::State {
   std::mutex mu;
-  std::map<std::string, std::shared_ptr<const graph::Graph>> cache;  // by signature
+  std::map<JitKey, Compiled> cache;
   std::vector<std::string> last_signature;  // per argument, of the most recent trace
-  std::map<std::string, std::shared_ptr<JitFn>> backward;  // per signature: the jitted vjp (grad(jit(f)))
+  std::map<JitKey, std::shared_ptr<JitFn>> backward;  // per signature: the jitted vjp (grad(jit(f)))
   std::map<const graph::Graph*, std::unique_ptr<graph::DeviceConstants>> device_constants;  // per device graph
   // per signature and device: f's forward and backward traced together and split at the cotangent (grad(jit(f))),
   // or null where that trace failed
-  std::map<std::string, std::shared_ptr<const graph::SplitGraphs>> split;
+  std::map<JitKey, std::shared_ptr<const graph::SplitGraphs>> split;
   JitStats stats;
 };
 
@@ -34,23 +54,36 @@ bool is_static(const JitOptions& o, size_t i) {
   return std::find(o.static_argnums.begin(), o.static_argnums.end(), static_cast<int>(i)) != o.static_argnums.end();
 }
 
-// Per argument: "(2, 3) float32", and for a static argument its value too.
+JitKey key_of(const std::vector<Tensor>& args, const JitOptions& o, Device device) {
+  JitKey key;
+  key.args.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Tensor& t = args[i];
+    if (!t.defined()) throw ValueError("For 'jit', argument " + std::to_string(i) + " is an undefined tensor");
+    JitKey::Arg& a = key.args[i];
+    a.shape = t.shape();
+    a.dtype = t.dtype();
+    if (is_static(o, i)) {
+      a.is_static = true;
+      const Tensor host = t.on_host() ? t : t.to(Device::cpu());
+      a.bytes.assign(static_cast<const char*>(host.raw_data()), static_cast<size_t>(host.nbytes()));
+    }
+  }
+  key.backend = device.backend.id;
+  key.index = device.index;
+  return key;
+}
+
+// Per argument: "(2, 3) float32", and for a static argument its value too (for messages: built when tracing).
 std::vector<std::string> signature(const std::vector<Tensor>& args, const JitOptions& o) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor& t = args[i];
-    if (!t.defined()) throw ValueError("For 'jit', argument " + std::to_string(i) + " is an undefined tensor");
     std::string s = shape_str(t.shape()) + " " + dtype_name(t.dtype());
     if (is_static(o, i)) s += " = " + t.to_string();
     parts.push_back(std::move(s));
   }
   return parts;
-}
-
-std::string joined(const std::vector<std::string>& parts) {
-  std::string s;
-  for (const std::string& p : parts) s += p + "; ";
-  return s;
 }
 
 // "argument 0 changed from (32, 784) float32 to (17, 784) float32" (what makes a new trace, for the warning).
@@ -72,15 +105,18 @@ std::string what_changed(const std::vector<std::string>& before, const std::vect
 JitFn::JitFn(Fn fn, JitOptions options, std::string where)
     : fn_(std::move(fn)), options_(std::move(options)), where_(std::move(where)), state_(std::make_shared<State>()) {}
 
-std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& args, Device device) const {
-  const std::vector<std::string> parts = signature(args, options_);
-  const std::string key = joined(parts) + (device.is_cpu() ? "" : "on " + device.str());
+JitFn::Compiled JitFn::compiled(const std::vector<Tensor>& args, Device device) const {
+  const JitKey key = key_of(args, options_, device);
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (auto it = state_->cache.find(key); it != state_->cache.end()) {
       ++state_->stats.replays;
       return it->second;
     }
+  }
+  const std::vector<std::string> parts = signature(args, options_);
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
     const int64_t traces = state_->stats.traces + 1;
     if (options_.max_traces > 0 && traces > options_.max_traces) {
       throw ValueError("For 'jit', the function would be traced a " + std::to_string(traces) +
@@ -106,7 +142,12 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
     g = tracer.finish(fn_(abstract));
   }
   const int64_t traced = static_cast<int64_t>(g->nodes.size());
-  for (const auto& [id, t] : g->constants) g->device_constants = g->device_constants || on_a_device(t);
+  for (const auto& [id, t] : g->constants) {
+    if (!on_a_device(t)) continue;
+    g->device_constants = true;
+    // Host arguments and Parameters on a device: the graph runs on the device (compiled for it, once).
+    if (device.is_cpu()) device = t.device();
+  }
   // (CPU fusion: the fused loops are host code)
   graph::optimize(*g, {options_.optimize, options_.fuse && device.is_cpu()});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -127,8 +168,7 @@ std::shared_ptr<const graph::Graph> JitFn::compiled(const std::vector<Tensor>& a
   st.passes.clear();
   for (const graph::PassRecord& p : g->passes) st.passes.push_back({p.pass, p.before, p.after});
   state_->last_signature = parts;
-  state_->cache.emplace(key, g);
-  return g;
+  return state_->cache.emplace(key, Compiled{g, device}).first->second;
 }
 
 Device JitFn::target_device(const std::vector<Tensor>& args) const {
@@ -158,16 +198,10 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
 }
 
 Value JitFn::replay(const std::vector<Tensor>& args, Device device) const {
-  std::shared_ptr<const graph::Graph> g = compiled(args, device);
-  if (device.is_cpu() && g->device_constants) {  // host arguments, Parameters on a device: run there
-    for (const auto& [id, t] : g->constants) {
-      if (on_a_device(t)) device = t.device();
-    }
-    g = compiled(args, device);
-  }
+  const Compiled c = compiled(args, device);  // (on the device of its Parameters, for host arguments)
   // (static arguments are constants of the graph: only the others are passed)
   const std::vector<Tensor> dynamic = options_.static_argnums.empty() ? args : dynamic_args(args);
-  return run_graph(*g, dynamic, device);
+  return run_graph(*c.graph, dynamic, c.device);
 }
 
 Value JitFn::run_graph(const graph::Graph& g, const std::vector<Tensor>& args, Device device) const {
@@ -184,7 +218,7 @@ Value JitFn::run_graph(const graph::Graph& g, const std::vector<Tensor>& args, D
 
 std::shared_ptr<const graph::SplitGraphs> JitFn::split_graphs(const std::vector<Tensor>& args, Device device,
                                                               const graph::ValueType& out) const {
-  const std::string key = joined(signature(args, options_)) + (device.is_cpu() ? "" : "on " + device.str());
+  const JitKey key = key_of(args, options_, device);
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (auto it = state_->split.find(key); it != state_->split.end()) return it->second;
@@ -232,7 +266,7 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
   std::shared_ptr<const graph::Graph> g;
   {
     autodiff::SuspendRecording paused;  // the trace must not reach the open levels' tapes
-    g = compiled(args, device);
+    g = compiled(args, device).graph;
   }
   if (!g->output_template.is_tensor() || !is_float(g->types[static_cast<size_t>(g->outputs[0])].dtype)) return false;
   // A Parameter the open levels differentiate would get no gradient through the custom op: run eagerly.
@@ -240,7 +274,7 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
     if (t.impl()->is_parameter && !t.impl()->trace.empty()) return false;
   }
   if (!g->updates.empty()) return false;  // effects belong to one run of the function, not to its derivative
-  const std::string key = joined(signature(args, options_));
+  const JitKey key = key_of(args, options_, Device::cpu());
   std::shared_ptr<JitFn> backward;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
@@ -287,8 +321,8 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
   return true;
 }
 
-std::string JitFn::lower(const std::vector<Tensor>& args) const { return compiled(args)->to_text(); }
-std::string JitFn::export_graph(const std::vector<Tensor>& args) const { return compiled(args)->to_json(); }
+std::string JitFn::lower(const std::vector<Tensor>& args) const { return compiled(args).graph->to_text(); }
+std::string JitFn::export_graph(const std::vector<Tensor>& args) const { return compiled(args).graph->to_json(); }
 
 JitStats JitFn::stats() const {
   std::lock_guard<std::mutex> lock(state_->mu);

@@ -321,6 +321,26 @@ TEST(AscendJit, AJittedFunctionReplaysOnTheNpuAsOneGraphWithoutFallingBack) {
   EXPECT_TRUE(fallback_counts().empty()) << fallback_counts().begin()->first;
 }
 
+// Host arguments and Parameters on the NPU (the context back on the CPU): the call runs on the NPU, traced once
+// (for the NPU, not first for the CPU).
+TEST(AscendJit, HostArgumentsWithParametersOnTheNpuTraceOnceForTheNpu) {
+  use_fake();
+  set_context({.device = ascend::device()});
+  nn::Dense layer(4, 3);
+  set_context({});
+  ASSERT_EQ(layer.trainable_params()[0].device(), ascend::device());
+  const JitFn f = jit([&layer](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::tanh(layer(a[0]))); });
+  const Tensor x = randn({5, 4}, 9);
+  const Tensor eager = ops::sum(ops::tanh(layer(x.to(ascend::device()))));
+  for (int i = 0; i < 3; ++i) {
+    const Tensor r = f({x}).tensor();
+    EXPECT_EQ(r.device(), ascend::device());
+    expect_close(r, eager);
+  }
+  EXPECT_EQ(f.stats().traces, 1);
+  EXPECT_EQ(f.stats().replays, 2);
+}
+
 TEST(AscendJit, AJittedTrainingStepOnTheNpuUpdatesParametersAsEagerSteps) {
   use_fake();
   set_context({.device = ascend::device()});

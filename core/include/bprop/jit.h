@@ -84,9 +84,15 @@ class JitFn {
 
  private:
   struct State;
+  /// A graph and the device it runs on.
+  struct Compiled {
+    std::shared_ptr<const graph::Graph> graph;
+    Device device;
+  };
   /// The graph for these arguments' signature, traced and optimised on first use; for a device (not the CPU)
-  /// a graph of its own, optimised without the CPU's fused loops.
-  std::shared_ptr<const graph::Graph> compiled(const std::vector<Tensor>& args, Device device = {}) const;
+  /// a graph of its own, optimised without the CPU's fused loops. A CPU call of a function that reads Parameters
+  /// on a device compiles for that device (once) and runs there.
+  Compiled compiled(const std::vector<Tensor>& args, Device device = {}) const;
   /// Under an open grad level: the graph as one recorded op (its backward a jitted vjp of the function), when the
   /// function allows it (no effects, no static arguments, a float tensor result); false otherwise.
   bool differentiable_call(const std::vector<Tensor>& args, Device device, Value& result) const;
