@@ -1,7 +1,11 @@
-// The pass pipeline: dead code, simplification, folding and common subexpressions to a fixed point, then
-// elementwise fusion.
+// The pass pipeline: the rewrite passes (a table: dead code, simplification, folding, common subexpressions) to a
+// fixed point, then elementwise fusion; the IR verifier between passes, and dumps by pass name.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "graph/executor.h"
 #include "graph/fusion.h"
@@ -102,23 +106,82 @@ void fuse_elementwise(Graph& g) {
   g.recompute_uses();
 }
 
-void optimize(Graph& g, const OptimizeOptions& options) {
-  auto record = [&](const char* pass, int64_t before) {
-    const int64_t after = static_cast<int64_t>(g.nodes.size());
-    g.passes.push_back({pass, before, after});
+const std::vector<Pass>& rewrite_passes() {
+  static const std::vector<Pass> passes = {
+      {"dead-code", eliminate_dead_code},
+      {"simplify", simplify},
+      {"fold-constants", fold_constants},
+      {"common-subexpressions", eliminate_common_subexpressions},
   };
+  return passes;
+}
+
+bool OptimizeOptions::verify_by_default() {
+  static const bool on = std::getenv("BPROP_JIT_VERIFY") != nullptr;
+  return on;
+}
+
+void verify(const Graph& g, const std::string& after) {
+  const auto fail = [&](const std::string& what) {
+    throw std::logic_error("jit IR invalid after pass '" + after + "': " + what);
+  };
+  if (static_cast<int>(g.types.size()) != g.num_values) {
+    fail(std::to_string(g.types.size()) + " value types for " + std::to_string(g.num_values) + " values");
+  }
+  std::vector<char> defined(static_cast<size_t>(g.num_values), 0);
+  const auto define = [&](int v, const std::string& by) {
+    if (v < 0 || v >= g.num_values) fail(by + " defines %" + std::to_string(v) + ", not a value of the graph");
+    if (defined[static_cast<size_t>(v)]) fail(by + " defines %" + std::to_string(v) + " a second time");
+    defined[static_cast<size_t>(v)] = 1;
+  };
+  const auto read = [&](int v, const std::string& by) {
+    if (v >= g.num_values || (v >= 0 && !defined[static_cast<size_t>(v)])) {
+      fail(by + " reads %" + std::to_string(v) + " before it is defined");
+    }
+  };
+  for (int v : g.inputs) define(v, "an argument");
+  for (const auto& [v, t] : g.constants) define(v, "a constant");
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    const std::string by = "node " + std::to_string(i) + " (" + (n.op ? n.op->name : std::string("no op")) + ")";
+    if (!n.op) fail(by + " has no op");
+    for (int v : n.inputs) read(v, by);
+    define(n.out, by);
+  }
+  for (int v : g.outputs) read(v, "an output");
+  for (const auto& u : g.updates) read(u.second, "a Parameter update");
+}
+
+namespace {
+
+// BPROP_JIT_DUMP's pass names ("all": every pass).
+bool dumps(const char* pass) {
+  const char* env = std::getenv("BPROP_JIT_DUMP");
+  if (!env) return false;
+  const std::string list = std::string(",") + env + ",";
+  return list == ",all," || list.find("," + std::string(pass) + ",") != std::string::npos;
+}
+
+}  // namespace
+
+void optimize(Graph& g, const OptimizeOptions& options) {
+  const auto after = [&](const char* pass, int64_t before, int64_t after_count) {
+    g.passes.push_back({pass, before, after_count});
+    if (options.verify) verify(g, pass);
+    if (dumps(pass)) std::fprintf(stderr, "bprop: jit graph after %s:\n%s\n", pass, g.to_text().c_str());
+  };
+  if (options.verify) verify(g, "trace");
   if (options.passes) {
     // Each pass may expose work for another; a handful of rounds reaches the fixed point on real graphs.
     for (int round = 0; round < 16; ++round) {
       bool changed = false;
-      int64_t before = static_cast<int64_t>(g.nodes.size());
-      if (eliminate_dead_code(g)) record("dead-code", before), changed = true;
-      before = static_cast<int64_t>(g.nodes.size());
-      if (simplify(g)) record("simplify", before), changed = true;
-      before = static_cast<int64_t>(g.nodes.size());
-      if (fold_constants(g)) record("fold-constants", before), changed = true;
-      before = static_cast<int64_t>(g.nodes.size());
-      if (eliminate_common_subexpressions(g)) record("common-subexpressions", before), changed = true;
+      for (const Pass& pass : rewrite_passes()) {
+        if (std::find(options.disabled.begin(), options.disabled.end(), pass.name) != options.disabled.end()) continue;
+        const int64_t before = static_cast<int64_t>(g.nodes.size());
+        if (!pass.run(g)) continue;
+        after(pass.name, before, static_cast<int64_t>(g.nodes.size()));
+        changed = true;
+      }
       if (!changed) break;
     }
   }
@@ -128,7 +191,7 @@ void optimize(Graph& g, const OptimizeOptions& options) {
     fuse_elementwise(g);
     int64_t kernels = static_cast<int64_t>(g.groups.size());
     for (const GraphNode& n : g.nodes) kernels += n.group < 0 ? 1 : 0;
-    g.passes.push_back({"fuse-elementwise", before, kernels});
+    after("fuse-elementwise", before, kernels);
   }
   prepare_program(g);
 }

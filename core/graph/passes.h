@@ -3,6 +3,9 @@
 // applied only where it is exact). optimize() runs them to a fixed point, then groups elementwise chains into
 // fused loops, and logs the node count before and after every pass that changed something.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "graph/ir.h"
 
 namespace bprop::graph {
@@ -23,12 +26,34 @@ bool cluster_elementwise(Graph& g);
 /// Groups runs of consecutive elementwise nodes of one shape and dtype into fused loops.
 void fuse_elementwise(Graph& g);
 
+/// A rewrite optimize() runs: its name (as Graph::passes records it, and BPROP_JIT_DUMP and
+/// OptimizeOptions::disabled name it) and its function, true when it changed the graph.
+struct Pass {
+  const char* name;
+  bool (*run)(Graph&);
+};
+/// The rewrites, in the order each round runs them: dead-code, simplify, fold-constants, common-subexpressions.
+const std::vector<Pass>& rewrite_passes();
+
+/// What every pass keeps true of the IR: each value defined once (an argument, a constant or one node's output), a
+/// node reading only values defined before it, outputs and Parameter updates defined, a type per value.
+/// std::logic_error naming `after` (the pass just run) and the first value or node that breaks it.
+void verify(const Graph& g, const std::string& after);
+
 struct OptimizeOptions {
-  bool passes = true;  // dead code, common subexpressions, folding, simplification
+  bool passes = true;  // the rewrite passes (rewrite_passes())
   bool fusion = true;
+  /// Rewrite passes left out, by name (what a pass is worth, or which one broke a graph).
+  std::vector<std::string> disabled;
+  /// verify() after every pass that changed the graph. On when BPROP_JIT_VERIFY is set in the environment (the
+  /// test suites set it), off otherwise.
+  bool verify = verify_by_default();
+  static bool verify_by_default();
 };
 
-/// The passes to a fixed point, then fusion; records each change in g.passes.
+/// The rewrite passes to a fixed point, then fusion; records each change in g.passes. With BPROP_JIT_DUMP set to
+/// pass names separated by commas (or "all"), the graph is printed to stderr after each of those passes that
+/// changed it.
 void optimize(Graph& g, const OptimizeOptions& options = {});
 
 /// Replaces every read of value v (node inputs and outputs) with remap[v], which must not be a later value.

@@ -660,3 +660,54 @@ TEST(GraphPasses, NodesMoveOnlyToContinueARunOfTheirShape) {
   EXPECT_FALSE(cluster_elementwise(g));
   EXPECT_EQ(op_names(g), (Names{"exp", "matmul", "reshape", "add", "neg"}));
 }
+
+// The pipeline is a table of named passes: each can be left out by name, and the verifier checks the IR between
+// them (the test suites run every optimize() with it: BPROP_JIT_VERIFY).
+TEST(GraphPasses, ThePipelineIsATableOfNamedPassesThatCanBeLeftOut) {
+  Names names;
+  for (const Pass& p : rewrite_passes()) names.push_back(p.name);
+  EXPECT_EQ(names, (Names{"dead-code", "simplify", "fold-constants", "common-subexpressions"}));
+  auto twice = [] {
+    Builder b;
+    const int x = b.arg({3});
+    const int e1 = b.node("exp", {x}, {3}), e2 = b.node("exp", {x}, {3});
+    return b.returning({b.node("add", {e1, e2}, {3})});
+  };
+  OptimizeOptions no_fusion;
+  no_fusion.fusion = false;
+  no_fusion.verify = true;
+  Graph all = twice();
+  optimize(all, no_fusion);
+  EXPECT_EQ(op_names(all), (Names{"exp", "add"}));
+  no_fusion.disabled = {"common-subexpressions"};
+  Graph without_cse = twice();
+  optimize(without_cse, no_fusion);
+  EXPECT_EQ(op_names(without_cse), (Names{"exp", "exp", "add"}));
+  for (const PassRecord& r : without_cse.passes) EXPECT_NE(r.pass, "common-subexpressions");
+}
+
+TEST(GraphPasses, TheVerifierNamesThePassAndTheNodeThatBrokeTheIr) {
+  Builder b;
+  const int x = b.arg({3});
+  const int e = b.node("exp", {x}, {3});
+  Graph& g = b.returning({b.node("neg", {e}, {3})});
+  EXPECT_NO_THROW(verify(g, "trace"));
+  std::swap(g.nodes[0], g.nodes[1]);  // neg now reads exp's value before exp runs
+  try {
+    verify(g, "simplify");
+    ADD_FAILURE() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "jit IR invalid after pass 'simplify': node 0 (neg) reads %1 before it is defined");
+  }
+  std::swap(g.nodes[0], g.nodes[1]);
+  g.nodes[1].out = e;  // two definitions of one value
+  EXPECT_THROW(verify(g, "common-subexpressions"), std::logic_error);
+  g.nodes[1].out = 2;
+  g.outputs = {7};  // an output that is no value
+  try {
+    verify(g, "dead-code");
+    ADD_FAILURE() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "jit IR invalid after pass 'dead-code': an output reads %7 before it is defined");
+  }
+}
