@@ -436,8 +436,8 @@ export class Parameter extends Tensor {
 
 export interface GradOptions {
   /** An int (one gradient), a list (an array of gradients) or null (weights only). Default 0. */
-  gradPosition?: number | number[] | null;
-  weights?: Parameter[];
+  gradPosition?: number | readonly number[] | null;
+  weights?: readonly Parameter[];
   /** fn returns [output, ...aux]; the result is [grads, ...aux] ([value, grads] with value [output, ...aux] for valueAndGrad). */
   hasAux?: boolean;
   /** The last argument of the returned function is the cotangent of fn's output. */
@@ -452,6 +452,23 @@ export type FnResult = Tensor | FnResult[];
 export type Fn = (...args: Tensor[]) => FnResult;
 /** A tensor or nested arrays of tensors. */
 export type GradResult = Tensor | GradResult[];
+/** The gradients of the positions GradOptions.gradPosition names: one tensor for a number (the default 0), an array for a list. */
+export type PositionGradients<O extends GradOptions> = O extends { gradPosition: readonly number[] } ? Tensor[] : Tensor;
+/**
+ * What grad returns for options O (MindSpore's grad): the positions' gradients; with weights (a non-empty list),
+ * [positionGradients, weightGradients]; with gradPosition null, the weights' gradients only.
+ */
+export type Gradients<O extends GradOptions> = O extends { gradPosition: null }
+  ? Tensor[]
+  : O extends { weights: readonly [] }
+    ? PositionGradients<O>
+    : O extends { weights: readonly Parameter[] }
+      ? [PositionGradients<O>, Tensor[]]
+      : PositionGradients<O>;
+/** grad's result: the gradients, or with hasAux [gradients, ...aux]. */
+export type GradOutput<O extends GradOptions> = O extends { hasAux: true } ? [Gradients<O>, ...GradResult[]] : Gradients<O>;
+/** valueAndGrad's value: fn's output, or with hasAux [output, ...aux]. */
+export type ValueOutput<O extends GradOptions> = O extends { hasAux: true } ? [Tensor, ...GradResult[]] : Tensor;
 
 /** Options of bp.jit (docs/jit.md). */
 export interface JitOptions {
@@ -1120,8 +1137,13 @@ export interface Bprop {
   opNames(): string[];
   stopGradient(x: Tensor): Tensor;
 
-  grad(fn: Fn, options?: GradOptions): (...args: TensorArg[]) => any;
-  valueAndGrad(fn: Fn, options?: GradOptions): (...args: TensorArg[]) => any;
+  /** The result's type follows the options: see Gradients and GradOutput. */
+  grad<const O extends GradOptions = {}>(fn: Fn, options?: O): (...args: TensorArg[]) => GradOutput<O>;
+  /** [value, gradients]; value is fn's output ([output, ...aux] with hasAux). */
+  valueAndGrad<const O extends GradOptions = {}>(
+    fn: Fn,
+    options?: O,
+  ): (...args: TensorArg[]) => [ValueOutput<O>, Gradients<O>];
   vjp(fn: Fn, inputs: TensorArg[], v: TensorArg): [Tensor, Tensor[]];
   jvp(fn: Fn, inputs: TensorArg[], tangents: TensorArg[]): [Tensor, Tensor];
   /** The forward ops and backward steps autodiff records for fn at inputs (docs/graph.md). */

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <tuple>
 
 #include "autodiff/tape.h"
 #include "bprop/device.h"
@@ -25,11 +26,16 @@ struct JitKey {
     DType dtype;
     bool is_static = false;
     std::string bytes;  // a static argument's elements
-    auto operator<=>(const Arg&) const = default;
+    // (std::tie: the libc++ of the WebAssembly toolchain has no operator<=> for vectors and strings)
+    bool operator<(const Arg& o) const {
+      return std::tie(shape, dtype, is_static, bytes) < std::tie(o.shape, o.dtype, o.is_static, o.bytes);
+    }
   };
   std::vector<Arg> args;
   int backend = 0, index = 0;
-  auto operator<=>(const JitKey&) const = default;
+  bool operator<(const JitKey& o) const {
+    return std::tie(args, backend, index) < std::tie(o.args, o.backend, o.index);
+  }
 };
 
 }  // namespace

@@ -21,6 +21,16 @@ async function main(): Promise<void> {
     w.assign(w.sub(gw.mul(0.1)));
     return loss;
   });
+  // grad's result type follows its options: one position, a list, with weights, with aux
+  const g0: Tensor = bp.grad(cube)(x);
+  const g01: Tensor[] = bp.grad((a: Tensor, b: Tensor) => a.mul(b).sum(), { gradPosition: [0, 1] })(x, x);
+  const gw2: [Tensor, Tensor[]] = bp.grad((a: Tensor) => bp.ops.matmul(a, w).sum(), { weights: [w] })(x.cast('float32'));
+  const withAux = bp.grad((a: Tensor) => [a.sum(), a.mul(2)], { hasAux: true })(x);
+  const auxGrad: Tensor = withAux[0];
+  const [value, grads]: [Tensor, Tensor] = bp.valueAndGrad((a: Tensor) => a.sum())(x);
+  const [[out, aux], gList] = bp.valueAndGrad((a: Tensor, b: Tensor) => [a.sum(), b], { gradPosition: [1], hasAux: true })(x, x);
+  const firstOfList: Tensor = gList[0];
+  console.log(g0.shape, g01.length, gw2[1].length, auxGrad.shape, value.item(), grads.shape, out.shape, aux, firstOfList.shape);
   class MySquare extends bp.Cell {
     construct(t: Tensor): Tensor {
       return t.mul(t);
