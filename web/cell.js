@@ -2,7 +2,7 @@
 // and nn.Cell, including a Cell's custom bprop.
 
 import { ValueError } from './errors.js';
-import { Parameter } from './tensor.js';
+import { Parameter, Tensor } from './tensor.js';
 
 export function makeParameterClass(bp) {
   /** new bp.Parameter(data, name, requiresGrad = true): a copy of data that grad can differentiate via weights. */
@@ -42,6 +42,18 @@ export function makeCellClass(bp) {
       throw new ValueError(`${this.constructor.name}: construct is not defined`);
     }
     call(...inputs) {
+      // Graph mode (bp.setContext): a call with tensors only, outside any trace and grad level, runs through a jit
+      // of the cell (made on first use), as the core's Cell does.
+      if (bp._graphMode && inputs.every((x) => x instanceof Tensor) && bp._mod.graphModeCall()) {
+        if (!this._graphCall) {
+          const jitted = bp.jit((...xs) => this._eagerCall(xs));
+          Object.defineProperty(this, '_graphCall', { value: jitted });  // (not enumerable: not a sub-cell)
+        }
+        return this._graphCall(...inputs);
+      }
+      return this._eagerCall(inputs);
+    }
+    _eagerCall(inputs) {
       // bp.amp.autoMixedPrecision: the call under its autocast scope, half outputs cast to float32.
       if (this._amp) return bp._ampRunCell(this._amp, () => this._call(inputs));
       return this._call(inputs);

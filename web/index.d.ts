@@ -471,6 +471,11 @@ export type GradOutput<O extends GradOptions> = O extends { hasAux: true } ? [Gr
 export type ValueOutput<O extends GradOptions> = O extends { hasAux: true } ? [Tensor, ...GradResult[]] : Tensor;
 
 /** Options of bp.jit (docs/jit.md). */
+export interface Context {
+  mode: 'graph' | 'pynative';
+  device: string;
+}
+
 export interface JitOptions {
   /** Dead code, common subexpressions, constant folding, algebraic simplification (default true). */
   optimize?: boolean;
@@ -1158,6 +1163,14 @@ export interface Bprop {
    * any grad inside it included, and replayed on later calls; results are bit-identical to eager.
    */
   jit<F extends (...args: any[]) => any>(fn: F, options?: JitOptions): JitFunction<ReturnType<F>>;
+  /**
+   * MindSpore's set_context: in 'graph' mode the functions grad and valueAndGrad return, and Cells called with
+   * tensors, compile themselves with jit on first use (outside any trace or grad level); 'pynative' (the default)
+   * runs them op by op. `device`: where new tensors go ('cpu', or a device this build has). Omitted fields keep
+   * their values.
+   */
+  setContext(context: Partial<Context>): void;
+  getContext(): Context;
   registerPrimitive(spec: PrimitiveSpec): void;
   /** Runs a vector file through the core's runner; with jit, each case traced and replayed (`bprop check --jit`). */
   runVectors(text: string, path?: string, options?: { jit?: boolean }): VectorResult;

@@ -220,6 +220,8 @@ class Bprop {
     /** > 0 while a jitted function's JavaScript runs (tracing): ops then mark their graph nodes with the caller. */
     this._tracing = 0;
     this._traceWhere = '';
+    /** setContext's mode is 'graph' (a process-wide setting of the module: read back from it). */
+    this._graphMode = mod.getContext().mode === 'graph';
     /** The float32 GEMM kernel: 'relaxed-simd' (fused multiply-add) where the engine has it, else 'simd128'. */
     this.gemmKernel = installFmaKernel(mod);
     this._specs = new Map();
@@ -309,21 +311,21 @@ class Bprop {
   _op1(id, a) {
     if (this._tracing) this._locate();
     const ha = a._h;
-    if (ha === 0) throw disposedError();
+    if (ha === 0) throw disposedError(a);
     return this._result(this._mod._bp_op1(id, ha));
   }
   _op2(id, a, b) {
     if (this._tracing) this._locate();
     const ha = a._h;
     const hb = b._h;
-    if (ha === 0 || hb === 0) throw disposedError();
+    if (ha === 0 || hb === 0) throw disposedError(ha === 0 ? a : b);
     return this._result(this._mod._bp_op2(id, ha, hb));
   }
   /** op(a, v) for a number v (op(v, a) when scalarFirst is 1), v as a scalar like a. */
   _op2s(id, a, v, scalarFirst) {
     if (this._tracing) this._locate();
     const ha = a._h;
-    if (ha === 0) throw disposedError();
+    if (ha === 0) throw disposedError(a);
     return this._result(this._mod._bp_op2s(id, ha, v, scalarFirst));
   }
   _item(h) {
@@ -418,6 +420,9 @@ class Bprop {
   /** A scope is an array of the tensors made while it was the innermost one (each with `_s` pointing at it). */
   _openScope() {
     const s = [];
+    // (a scope inside a jitted function's trace ends with the trace: its tensors are traced ones, see jit)
+    const n = this._scopes.length;
+    if (n !== 0 && this._scopes[n - 1].traced) s.traced = true;
     this._scopes.push(s);
     return s;
   }
@@ -453,6 +458,7 @@ class Bprop {
         }
       } else {
         this._release(t);
+        if (s.traced) t._traced = true;  // (a later use says it escaped the trace)
       }
     }
     s.length = 0;
@@ -813,7 +819,7 @@ class Bprop {
   _gradFn(fn, options, withValue) {
     const { gradPosition = 0, weights = [], hasAux = false, sensParam = false, sens = null } = options;
     const cb = this._callback(fn);
-    return (...args) => {
+    const eager = (...args) => {
       let s = sens;
       if (sensParam) s = args.pop();
       const weightHandles = weights.map((w) => w.handle);
@@ -824,6 +830,14 @@ class Bprop {
         );
         return this._wrapValue(r);
       });
+    };
+    // Graph mode (setContext): called outside any trace and grad level, the function runs through a jit of
+    // itself (one graph per signature, made on first use), as the core's grad functions do.
+    let jitted = null;
+    return (...args) => {
+      if (!this._graphMode || !this._mod.graphModeCall()) return eager(...args);
+      jitted ??= this.jit(eager);
+      return jitted(...args);
     };
   }
   /**
@@ -909,6 +923,27 @@ class Bprop {
   // -- graph mode --
 
   /**
+   * setContext({ mode: 'graph' | 'pynative', device }): MindSpore's set_context, as the core's. In graph mode the
+   * functions grad and valueAndGrad return, and Cells called with tensors, compile themselves with jit on their
+   * first call outside any trace or grad level (one graph per signature); 'pynative', the default, runs them op
+   * by op. `device` ('cpu', or a device this build has) is where new tensors and ops without device inputs go.
+   * A field left out keeps its value.
+   */
+  setContext({ mode, device } = {}) {
+    for (const [key, v] of [['mode', mode], ['device', device]]) {
+      if (v !== undefined && typeof v !== 'string') {
+        throw new ValueError(`bprop.setContext: ${key} must be a string, got ${v === null ? 'null' : typeof v}`);
+      }
+    }
+    this._check(this._mod.setContext(mode ?? '', device ?? ''));
+    this._graphMode = this.getContext().mode === 'graph';
+  }
+  /** { mode: 'graph' | 'pynative', device: 'cpu' | ... }: the context setContext set. */
+  getContext() {
+    return this._check(this._mod.getContext());
+  }
+
+  /**
    * jit(fn): a function called like fn that traces fn once per signature (the shapes and dtypes of its tensor
    * arguments) into a graph, the backward operators of any grad / valueAndGrad inside it included, and replays
    * that graph on later calls: one call into the module per call (docs/jit.md). While tracing, tensors have a
@@ -937,6 +972,9 @@ class Bprop {
     // (they are made in one scope), and a strong one would keep both alive for ever.
     // (while fn runs for a trace, ops mark their nodes with the caller's source location)
     const marked = (...a) => {
+      // The scope the module's callback opened for this call: while tracing, what it disposes are traced tensors.
+      const scope = bp._scopes[bp._scopes.length - 1];
+      if (scope !== undefined) scope.traced = mod.tracing();
       bp._tracing++;
       try {
         return fn(...a);

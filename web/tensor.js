@@ -80,7 +80,14 @@ function nest(flat, shape) {
   return build(0, 0);
 }
 
-export function disposedError() {
+/** The error for a use of disposed tensor t: one a jitted function's trace ended says that it escaped. */
+export function disposedError(t) {
+  if (t !== undefined && t._traced) {
+    return new ValueError(
+      'bprop.jit: the tensor is a traced tensor of a jitted function that has finished tracing (it escaped the ' +
+        'function, e.g. through a captured variable): return it from the function instead',
+    );
+  }
   return new ValueError('bprop: the tensor has been disposed');
 }
 
@@ -98,7 +105,7 @@ export class Tensor {
     bp._adopt(this);
   }
   get handle() {
-    if (this._h === 0) throw disposedError();
+    if (this._h === 0) throw disposedError(this);
     return this._h;
   }
   get isDisposed() {

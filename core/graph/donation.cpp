@@ -18,7 +18,8 @@ std::vector<int> reads(const Graph& g, const Instruction& ins) {
   return out;
 }
 
-bool can_donate(const Graph& g, size_t u, const std::vector<int>& producer) {
+bool can_donate(const Executable& exe, size_t u, const std::vector<int>& producer) {
+  const Graph& g = *exe.graph;
   const Tensor& param = g.updates[u].first;
   const int value = g.updates[u].second;
   const Storage* storage = param.impl()->storage.get();
@@ -46,12 +47,12 @@ bool can_donate(const Graph& g, size_t u, const std::vector<int>& producer) {
     }
   }
   // Nothing after the producer reads the old values.
-  for (size_t j = static_cast<size_t>(at) + 1; j < g.program.size(); ++j) {
-    for (int v : reads(g, g.program[j])) {
+  for (size_t j = static_cast<size_t>(at) + 1; j < exe.program.size(); ++j) {
+    for (int v : reads(g, exe.program[j])) {
       if (alias[static_cast<size_t>(v)]) return false;
     }
   }
-  const Instruction& ins = g.program[static_cast<size_t>(at)];
+  const Instruction& ins = exe.program[static_cast<size_t>(at)];
   if (ins.group < 0) {
     const GraphNode& n = g.nodes[static_cast<size_t>(ins.node)];
     if (!n.op->allocates_output) return false;
@@ -77,12 +78,13 @@ bool can_donate(const Graph& g, size_t u, const std::vector<int>& producer) {
 
 }  // namespace
 
-void plan_donations(Graph& g) {
-  g.donations.clear();
+void plan_donations(Executable& exe) {
+  const Graph& g = *exe.graph;
+  exe.donations.clear();
   if (g.updates.empty()) return;
   std::vector<int> producer(static_cast<size_t>(g.num_values), -1);  // the instruction computing each value
-  for (size_t i = 0; i < g.program.size(); ++i) {
-    const Instruction& ins = g.program[i];
+  for (size_t i = 0; i < exe.program.size(); ++i) {
+    const Instruction& ins = exe.program[i];
     if (ins.group >= 0) {
       const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
       for (int v : loop.results) producer[static_cast<size_t>(v)] = static_cast<int>(i);
@@ -92,9 +94,9 @@ void plan_donations(Graph& g) {
     }
   }
   for (size_t u = 0; u < g.updates.size(); ++u) {
-    if (can_donate(g, u, producer)) g.donations.emplace_back(producer[static_cast<size_t>(g.updates[u].second)], static_cast<int>(u));
+    if (can_donate(exe, u, producer)) exe.donations.emplace_back(producer[static_cast<size_t>(g.updates[u].second)], static_cast<int>(u));
   }
-  std::sort(g.donations.begin(), g.donations.end());
+  std::sort(exe.donations.begin(), exe.donations.end());
 }
 
 }  // namespace bprop::graph

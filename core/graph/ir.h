@@ -1,5 +1,6 @@
 // The graph a traced function becomes: a typed SSA list of values (the arguments, constants and live
-// Parameters, then one value per node), the nodes in execution order, and the outputs.
+// Parameters, then one value per node), the nodes in execution order, and the outputs. This is the IR the tracer
+// writes and the passes rewrite; compile() (graph/executor.h) makes the program that runs it.
 #pragma once
 #include <memory>
 #include <string>
@@ -10,8 +11,7 @@
 
 namespace bprop::graph {
 
-struct FusedLoop;   // graph/fusion.h
-struct MemoryPlan;  // graph/memory_plan.h
+struct FusedLoop;  // graph/fusion.h
 
 struct ValueType {
   Shape shape;
@@ -41,16 +41,6 @@ struct PassRecord {
   int64_t before = 0, after = 0;
 };
 
-/// One step of the replay: a node's kernel or a fused group's loop, with where its operands and result live
-/// (compact slots of the executor's table: only values that exist at run time have one).
-struct Instruction {
-  int node = -1;   // index into Graph::nodes, or -1 for a group
-  int group = -1;  // index into Graph::groups
-  std::vector<int> inputs;   // slots (-1: absent optional input); for a group, its outside values
-  std::vector<int> outputs;  // slots; for a group, its results
-  std::vector<int> release;  // slots read for the last time here
-};
-
 struct Graph {
   int num_values = 0;
   std::vector<int> inputs;  // the arguments' value ids, in argument order
@@ -68,16 +58,6 @@ struct Graph {
   std::vector<ValueType> types;  // per value id
   std::vector<FusedGroup> groups;
   std::vector<PassRecord> passes;  // what optimisation did, in order
-  std::vector<Instruction> program;  // prepared by prepare_program (graph/executor.h)
-  int num_slots = 0;
-  std::vector<int> input_slots;     // per argument
-  std::vector<std::pair<int, Tensor>> constant_slots;
-  std::vector<int> output_slots;    // per output
-  std::vector<int> update_slots;    // per update
-  std::shared_ptr<MemoryPlan> memory;  // the buffers of intermediate values
-  /// Buffer donation: (instruction, update) pairs, by instruction, whose value the instruction computes straight
-  /// into the Parameter's storage instead of a buffer copied in after the nodes (graph/donation.h).
-  std::vector<std::pair<int, int>> donations;
 
   /// One line per value: "%3 = mul(%1, %2) : (2, 3) float32", arguments and constants first; fused groups
   /// as "fused #k {" ... "}" around their nodes.

@@ -42,10 +42,9 @@ struct JitKey {
 
 struct JitFn::State {
   std::mutex mu;
-  std::map<JitKey, Compiled> cache;
+  std::map<JitKey, std::shared_ptr<const graph::Executable>> cache;
   std::vector<std::string> last_signature;  // per argument, of the most recent trace
   std::map<JitKey, std::shared_ptr<JitFn>> backward;  // per signature: the jitted vjp (grad(jit(f)))
-  std::map<const graph::Graph*, std::unique_ptr<graph::DeviceConstants>> device_constants;  // per device graph
   // per signature and device: f's forward and backward traced together and split at the cotangent (grad(jit(f))),
   // or null where that trace failed
   std::map<JitKey, std::shared_ptr<const graph::SplitGraphs>> split;
@@ -111,7 +110,7 @@ std::string what_changed(const std::vector<std::string>& before, const std::vect
 JitFn::JitFn(Fn fn, JitOptions options, std::string where)
     : fn_(std::move(fn)), options_(std::move(options)), where_(std::move(where)), state_(std::make_shared<State>()) {}
 
-JitFn::Compiled JitFn::compiled(const std::vector<Tensor>& args, Device device) const {
+std::shared_ptr<const graph::Executable> JitFn::compiled(const std::vector<Tensor>& args, Device device) const {
   const JitKey key = key_of(args, options_, device);
   {
     std::lock_guard<std::mutex> lock(state_->mu);
@@ -156,6 +155,7 @@ JitFn::Compiled JitFn::compiled(const std::vector<Tensor>& args, Device device) 
   }
   // (CPU fusion: the fused loops are host code)
   graph::optimize(*g, {options_.optimize, options_.fuse && device.is_cpu()});
+  std::shared_ptr<const graph::Executable> exe = graph::compile(g, device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::lock_guard<std::mutex> lock(state_->mu);
@@ -167,14 +167,14 @@ JitFn::Compiled JitFn::compiled(const std::vector<Tensor>& args, Device device) 
   st.kernels = st.fused_groups;
   for (const graph::GraphNode& n : g->nodes) st.kernels += n.group < 0 ? 1 : 0;
   st.compile_seconds = seconds;
-  st.planned_bytes = g->memory ? g->memory->planned_bytes : 0;
-  st.eager_bytes = g->memory ? g->memory->eager_bytes : 0;
-  st.donated_updates = static_cast<int64_t>(g->donations.size());
-  st.in_place = g->memory ? g->memory->in_place : 0;
+  st.planned_bytes = exe->memory->planned_bytes;
+  st.eager_bytes = exe->memory->eager_bytes;
+  st.donated_updates = static_cast<int64_t>(exe->donations.size());
+  st.in_place = exe->memory->in_place;
   st.passes.clear();
   for (const graph::PassRecord& p : g->passes) st.passes.push_back({p.pass, p.before, p.after});
   state_->last_signature = parts;
-  return state_->cache.emplace(key, Compiled{g, device}).first->second;
+  return state_->cache.emplace(key, std::move(exe)).first->second;
 }
 
 Device JitFn::target_device(const std::vector<Tensor>& args) const {
@@ -204,22 +204,9 @@ Value JitFn::operator()(const std::vector<Tensor>& args) const {
 }
 
 Value JitFn::replay(const std::vector<Tensor>& args, Device device) const {
-  const Compiled c = compiled(args, device);  // (on the device of its Parameters, for host arguments)
+  const auto exe = compiled(args, device);  // (on the device of its Parameters, for host arguments)
   // (static arguments are constants of the graph: only the others are passed)
-  const std::vector<Tensor> dynamic = options_.static_argnums.empty() ? args : dynamic_args(args);
-  return run_graph(*c.graph, dynamic, c.device);
-}
-
-Value JitFn::run_graph(const graph::Graph& g, const std::vector<Tensor>& args, Device device) const {
-  if (device.is_cpu()) return graph::run(g, args);
-  graph::DeviceConstants* uploaded;
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    auto& slot = state_->device_constants[&g];
-    if (!slot) slot = std::make_unique<graph::DeviceConstants>();
-    uploaded = slot.get();
-  }
-  return graph::run_on_device(g, args, device, *uploaded);
+  return graph::run(*exe, options_.static_argnums.empty() ? args : dynamic_args(args));
 }
 
 std::shared_ptr<const graph::SplitGraphs> JitFn::split_graphs(const std::vector<Tensor>& args, Device device,
@@ -247,7 +234,7 @@ std::shared_ptr<const graph::SplitGraphs> JitFn::split_graphs(const std::vector<
     if (joint->updates.empty()) {
       graph::optimize(*joint, {options_.optimize, /*fusion=*/false});
       split = std::make_shared<const graph::SplitGraphs>(
-          graph::split_at_cotangent(*joint, options_.fuse && device.is_cpu()));
+          graph::split_at_cotangent(*joint, device, options_.fuse));
     }
   } catch (const Error&) {
     // (the backward then traces the vjp on its own, and reports the problem if it has one)
@@ -272,7 +259,7 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
   std::shared_ptr<const graph::Graph> g;
   {
     autodiff::SuspendRecording paused;  // the trace must not reach the open levels' tapes
-    g = compiled(args, device).graph;
+    g = compiled(args, device)->graph;
   }
   if (!g->output_template.is_tensor() || !is_float(g->types[static_cast<size_t>(g->outputs[0])].dtype)) return false;
   // A Parameter the open levels differentiate would get no gradient through the custom op: run eagerly.
@@ -311,7 +298,7 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
       "jit", args,
       [self, device, split, residuals](const std::vector<Tensor>& in) {
         if (!split) return self.replay(in, device).tensor();
-        std::vector<Tensor> outs = self.run_graph(*split->forward, in, device).flatten();
+        std::vector<Tensor> outs = graph::run(*split->forward, in).flatten();
         residuals->assign(outs.begin() + 1, outs.end());
         return outs[0];
       },
@@ -320,15 +307,15 @@ bool JitFn::differentiable_call(const std::vector<Tensor>& args, Device device, 
         with_dout.push_back(dout);
         if (split && !autodiff::recording()) {
           with_dout.insert(with_dout.end(), residuals->begin(), residuals->end());
-          return self.run_graph(*split->backward, with_dout, device).flatten();
+          return graph::run(*split->backward, with_dout).flatten();
         }
         return (*backward)(with_dout).flatten();
       }));
   return true;
 }
 
-std::string JitFn::lower(const std::vector<Tensor>& args) const { return compiled(args).graph->to_text(); }
-std::string JitFn::export_graph(const std::vector<Tensor>& args) const { return compiled(args).graph->to_json(); }
+std::string JitFn::lower(const std::vector<Tensor>& args) const { return compiled(args)->graph->to_text(); }
+std::string JitFn::export_graph(const std::vector<Tensor>& args) const { return compiled(args)->graph->to_json(); }
 
 JitStats JitFn::stats() const {
   std::lock_guard<std::mutex> lock(state_->mu);

@@ -5,8 +5,8 @@
 #include <new>
 
 #include "bprop/pool.h"
+#include "graph/executable.h"
 #include "graph/fusion.h"
-#include "graph/ir.h"
 
 namespace bprop::graph {
 namespace {
@@ -48,9 +48,13 @@ std::vector<std::vector<size_t>> in_place_candidates(const Graph& g, const Instr
 
 }  // namespace
 
-void plan_memory(Graph& g) {
-  MemoryPlan& plan = *g.memory;
-  const size_t slots = static_cast<size_t>(g.num_slots);
+void plan_memory(Executable& exe) {
+  const Graph& g = *exe.graph;
+  MemoryPlan& plan = *exe.memory;
+  plan.device = exe.device;
+  // (a device kernel is not known to allow its result over an operand it reads: in place is the CPU's)
+  const bool in_place = exe.device.is_cpu();
+  const size_t slots = static_cast<size_t>(exe.num_slots);
   std::vector<int64_t> bytes(slots, 0);
   std::vector<bool> allocated(slots, false);            // an allocating op's output, or a fused loop's result
   std::vector<std::vector<int>> roots(slots);            // the planned-or-not buffers a slot's value may share
@@ -58,7 +62,7 @@ void plan_memory(Graph& g) {
   auto value_bytes = [&](const Shape& shape, DType dt) {
     return shape_numel(shape) * static_cast<int64_t>(dtype_size(dt));
   };
-  for (const Instruction& ins : g.program) {
+  for (const Instruction& ins : exe.program) {
     if (ins.group >= 0) {
       const FusedLoop& loop = *g.groups[static_cast<size_t>(ins.group)].loop;
       for (size_t k = 0; k < ins.outputs.size(); ++k) {  // its results, then its sums
@@ -85,12 +89,12 @@ void plan_memory(Graph& g) {
   auto escape = [&](int s) {
     for (int r : roots[static_cast<size_t>(s)]) escapes[static_cast<size_t>(r)] = true;
   };
-  for (int s : g.output_slots) escape(s);
-  for (int s : g.update_slots) escape(s);
+  for (int s : exe.output_slots) escape(s);
+  for (int s : exe.update_slots) escape(s);
   // The last instruction that may read each buffer (through any value sharing it).
   std::vector<int> last(slots, -1);
-  for (size_t i = 0; i < g.program.size(); ++i) {
-    for (int s : g.program[i].inputs) {
+  for (size_t i = 0; i < exe.program.size(); ++i) {
+    for (int s : exe.program[i].inputs) {
       if (s < 0) continue;
       for (int r : roots[static_cast<size_t>(s)]) last[static_cast<size_t>(r)] = static_cast<int>(i);
     }
@@ -100,10 +104,11 @@ void plan_memory(Graph& g) {
   plan.eager_bytes = 0;
   plan.in_place = 0;
   std::multimap<size_t, int> free_buffers;  // capacity -> buffer
-  std::vector<std::vector<int>> frees_after(g.program.size());
-  for (size_t i = 0; i < g.program.size(); ++i) {
-    const Instruction& ins = g.program[i];
-    const std::vector<std::vector<size_t>> candidates = in_place_candidates(g, ins);
+  std::vector<std::vector<int>> frees_after(exe.program.size());
+  for (size_t i = 0; i < exe.program.size(); ++i) {
+    const Instruction& ins = exe.program[i];
+    const std::vector<std::vector<size_t>> candidates =
+        in_place ? in_place_candidates(g, ins) : std::vector<std::vector<size_t>>(ins.outputs.size());
     std::vector<size_t> outs(ins.outputs.size());
     for (size_t k = 0; k < outs.size(); ++k) outs[k] = k;
     // largest first, so that big values take the big free buffers
@@ -175,7 +180,7 @@ Tensor ArenaLease::output(int slot, const Shape& shape, DType dtype, const std::
   std::shared_ptr<Storage>& buf = buffers_[static_cast<size_t>(b)];
   if (!buf) {
     try {
-      buf = Storage::make(plan_.buffer_bytes[static_cast<size_t>(b)], Device::cpu());
+      buf = Storage::make(plan_.buffer_bytes[static_cast<size_t>(b)], plan_.device);
     } catch (const std::bad_alloc&) {
       throw MemoryError("For '" + op + "', cannot allocate the graph's buffer of " +
                         std::to_string(plan_.buffer_bytes[static_cast<size_t>(b)]) + " bytes (out of memory)");

@@ -1,6 +1,6 @@
 // Memory planning: buffer lifetimes from the replay's instruction order, and one set of buffers per graph laid
 // out once (best fit, largest values first within an instruction), reused by every value whose lifetime does not
-// overlap. An elementwise op (or fused loop) whose input dies there writes its result over that input. A replay takes a set from the graph's pool (or makes one) and gives it back after: no allocation per op.
+// overlap. On the CPU, an elementwise op (or fused loop) whose input dies there writes its result over that input. A replay takes a set from the graph's pool (or makes one) and gives it back after: no allocation per op.
 //
 // Values that leave the call (results, Parameter updates, and anything a view of theirs shares memory with) are
 // not planned: they get their own memory, as eagerly. Ops that return a view of an input (allocates_output false)
@@ -15,9 +15,10 @@
 
 namespace bprop::graph {
 
-struct Graph;
+struct Executable;
 
 struct MemoryPlan {
+  Device device;                     // where the buffers are
   std::vector<size_t> buffer_bytes;  // capacity of each buffer
   std::vector<int> slot_buffer;      // per executor slot: its buffer, or -1 (unplanned)
   int64_t planned_bytes = 0;         // the buffers together: the most a replay holds for its intermediate values
@@ -29,8 +30,9 @@ struct MemoryPlan {
   std::vector<std::vector<std::shared_ptr<Storage>>> free_sets;
 };
 
-/// Plans g's intermediate values (g.program must be prepared); stores the plan in g.memory.
-void plan_memory(Graph& g);
+/// Plans the intermediate values of exe's program (on its device; in place on the CPU only); stores the plan in
+/// exe.memory.
+void plan_memory(Executable& exe);
 
 /// The buffers of one replay: taken from the plan's pool, given back when it ends.
 class ArenaLease {

@@ -193,7 +193,6 @@ void optimize(Graph& g, const OptimizeOptions& options) {
     for (const GraphNode& n : g.nodes) kernels += n.group < 0 ? 1 : 0;
     after("fuse-elementwise", before, kernels);
   }
-  prepare_program(g);
 }
 
 }  // namespace bprop::graph

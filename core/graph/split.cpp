@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "graph/executor.h"
 #include "graph/passes.h"
 
 namespace bprop::graph {
@@ -15,8 +16,8 @@ Value flat_template(size_t n) {
 }
 
 // A part of `joint`: its value ids, types and the constants its nodes or outputs read.
-std::shared_ptr<Graph> part(const Graph& joint, std::vector<GraphNode> nodes, std::vector<int> inputs,
-                            std::vector<int> outputs, bool fuse) {
+std::shared_ptr<const Executable> part(const Graph& joint, std::vector<GraphNode> nodes, std::vector<int> inputs,
+                                      std::vector<int> outputs, Device device, bool fuse) {
   auto g = std::make_shared<Graph>();
   g->num_values = joint.num_values;
   g->types = joint.types;
@@ -39,13 +40,13 @@ std::shared_ptr<Graph> part(const Graph& joint, std::vector<GraphNode> nodes, st
     }
   }
   g->recompute_uses();
-  optimize(*g, {/*passes=*/false, fuse});
-  return g;
+  optimize(*g, {/*passes=*/false, /*fusion=*/fuse && device.is_cpu()});
+  return compile(std::move(g), device);
 }
 
 }  // namespace
 
-SplitGraphs split_at_cotangent(const Graph& joint, bool fuse) {
+SplitGraphs split_at_cotangent(const Graph& joint, Device device, bool fuse) {
   const size_t nv = static_cast<size_t>(joint.num_values);
   std::vector<bool> late(nv, false);  // depends on the cotangent
   late[static_cast<size_t>(joint.inputs.back())] = true;
@@ -82,8 +83,8 @@ SplitGraphs split_at_cotangent(const Graph& joint, bool fuse) {
 
   SplitGraphs out;
   out.residuals = residuals.size();
-  out.forward = part(joint, std::move(forward_nodes), std::move(args), std::move(forward_outputs), fuse);
-  out.backward = part(joint, std::move(backward_nodes), std::move(backward_inputs), std::move(grads), fuse);
+  out.forward = part(joint, std::move(forward_nodes), std::move(args), std::move(forward_outputs), device, fuse);
+  out.backward = part(joint, std::move(backward_nodes), std::move(backward_inputs), std::move(grads), device, fuse);
   return out;
 }
 

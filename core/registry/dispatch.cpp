@@ -126,12 +126,12 @@ void run_kernel(const KernelFn& kernel, KernelCtx& kctx) {
 // inputs, the output copied back. View and composite kernels (allocates_output = false) touch no element on the
 // host and run as they are.
 Tensor run_on_device_impl(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
-                          DType dtype, Device dev) {
+                          DType dtype, Device dev, const Tensor& planned = {}) {
   Tensor out;
   const KernelFn& device_kernel = op.kernels[dev.backend.id];
   if (device_kernel || !op.allocates_output) {
     const KernelFn& kernel = device_kernel ? device_kernel : op.kernels[Backend::CPU.id];
-    if (op.allocates_output) out = Tensor::empty(shape, dtype, dev, op.name);
+    if (op.allocates_output) out = planned.defined() ? planned : Tensor::empty(shape, dtype, dev, op.name);
     KernelCtx kctx{op, inputs, attrs, shape, dtype, out, dev};
     try {
       run_kernel(kernel, kctx);
@@ -151,7 +151,12 @@ Tensor run_on_device_impl(const OpDef& op, const std::vector<Tensor>& inputs, co
   Tensor host_out = Tensor::empty(shape, dtype, Device::cpu(), op.name);
   KernelCtx kctx{op, host, attrs, shape, dtype, host_out};
   run_kernel(cpu_kernel, kctx);
-  return host_out.to(dev);
+  if (!planned.defined()) return host_out.to(dev);
+  Tensor into = planned;
+  if (into.nbytes() > 0) {
+    device_backend(dev.backend).copy_from_host(dev.index, into.raw_data(), host_out.raw_data(), into.nbytes());
+  }
+  return into;
 }
 
 }  // namespace
@@ -230,8 +235,8 @@ Tensor call_op(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& 
 
 namespace detail {
 Tensor run_on_device(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
-                     DType dtype, Device device) {
-  return run_on_device_impl(op, inputs, attrs, shape, dtype, device);
+                     DType dtype, Device device, Tensor out) {
+  return run_on_device_impl(op, inputs, attrs, shape, dtype, device, out);
 }
 }  // namespace detail
 

@@ -24,6 +24,7 @@ class TestDevice final : public DeviceBackend {
   Backend id{};
   int copies_to_host = 0;
   int copies_from_host = 0;
+  int allocations = 0;
   std::map<void*, size_t> live;
 
   Backend backend() const override { return id; }
@@ -31,6 +32,7 @@ class TestDevice final : public DeviceBackend {
   void* allocate(int, size_t bytes) override {
     void* p = std::malloc(bytes ? bytes : 1);
     live[p] = bytes;
+    ++allocations;
     return p;
   }
   void release(int, void* ptr, size_t) noexcept override {
@@ -158,6 +160,39 @@ TEST(DeviceBackends, OpsRunTheBackendsKernelOrFallBackToTheCpu) {
   const Tensor g = grad([](const std::vector<Tensor>& a) -> Value { return ops::sum(ops::neg(a[0])); })({x}).tensor();
   EXPECT_TRUE(g.on_device());
   EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{-1, -1, -1}));
+}
+
+// A jitted function on a device runs through the same executor as on the CPU: its intermediate values live in
+// the memory plan's buffers on the device (a replay allocates only its result), a node without a device kernel
+// computes on the host and lands in its planned buffer, and the results are the eager ones.
+TEST(DeviceBackends, JittedGraphsOnADeviceReuseTheirPlannedBuffers) {
+  const Device dev{test_backend(), 0};
+  registry().set_kernel("neg", dev.backend, [](KernelCtx& c) {
+    const float* x = static_cast<const float*>(c.inputs[0].raw_data());
+    float* y = static_cast<float*>(c.out.raw_data());
+    for (int64_t i = 0; i < c.out.numel(); ++i) y[i] = -x[i];
+  });
+  const Fn f = [](const std::vector<Tensor>& a) -> Value {
+    const Tensor n = ops::neg(a[0]);
+    return ops::mul(ops::neg(ops::exp(n)), n);  // exp and mul: the CPU's kernels
+  };
+  const Tensor x = tensor({0.5f, -1, 2, 0.25f}, {4}).to(dev);
+  const std::vector<float> eager = f({x}).tensor().to_vector<float>();
+  const JitFn jf = jit(f);
+  TestDevice& td = test_device();
+  EXPECT_EQ(jf({x}).tensor().to_vector<float>(), eager);  // (traces, compiles, and fills the plan's buffers)
+  const JitStats st = jf.stats();
+  EXPECT_EQ(st.traces, 1);
+  EXPECT_GT(st.planned_bytes, 0);
+  EXPECT_EQ(st.in_place, 0);  // (the CPU's: a device kernel may not write over what it reads)
+  reset_fallback_counts();
+  const int before = td.allocations;
+  const Tensor y = jf({x}).tensor();
+  EXPECT_EQ(td.allocations, before + 1);  // the result only: neg(x), exp and the second neg reuse planned buffers
+  EXPECT_TRUE(y.on_device());
+  EXPECT_EQ(y.to_vector<float>(), eager);
+  EXPECT_EQ(fallback_counts()["exp"], 1);
+  EXPECT_EQ(fallback_counts()["mul"], 1);
 }
 
 // A device whose reads complete only later, as a WebGPU buffer's mapAsync: copy_to_host refuses, saying so, and

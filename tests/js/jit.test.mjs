@@ -708,3 +708,28 @@ test('a loss sum or mean joins the fused loop and adds up in the kernels order',
     }
   });
 });
+
+test('a traced tensor used after its trace through a captured variable says it escaped, on every path', () => {
+  let leaked = null;
+  let kept = null;
+  const f = bp.jit((x) => {
+    const y = x.mul(2);
+    leaked = y;
+    kept = bp.keep(y.add(1));
+    return bp.ops.sum(y);
+  });
+  f(bp.tensor([1, 2], [2])).dispose();
+  const escaped = (e) => e instanceof ValueError && /escaped the function/.test(e.message);
+  assert.throws(() => leaked.mul(3), escaped, 'a method with a number');
+  assert.throws(() => leaked.mul(leaked), escaped, 'a method with a tensor');
+  assert.throws(() => bp.ops.exp(leaked), escaped, 'an op');
+  assert.throws(() => bp.ops.concat([leaked, leaked]), escaped, 'an op taking a list');
+  assert.throws(() => leaked.shape, escaped, 'a property');
+  assert.throws(() => kept.mul(3), escaped, 'one kept out of the trace');
+  kept.dispose();
+  f.dispose();
+  // A tensor disposed by its owner is still just disposed.
+  const t = bp.tensor([1], [1]);
+  t.dispose();
+  assert.throws(() => t.mul(2), (e) => e instanceof ValueError && /has been disposed/.test(e.message));
+});

@@ -133,9 +133,10 @@ class PreferDevice {
 Device preferred_device();
 
 /// One op on `device` with inputs already there (a graph replay's node): its device kernel, or the CPU kernel
-/// with a host round trip; shape, dtype and attributes as inferred and normalised before. No tape.
+/// with a host round trip; shape, dtype and attributes as inferred and normalised before. No tape. `out`, when
+/// given, is the device memory the result goes to (a planned buffer of that shape and dtype).
 Tensor run_on_device(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs, const Shape& shape,
-                     DType dtype, Device device);
+                     DType dtype, Device device, Tensor out = {});
 }  // namespace detail
 
 }  // namespace bprop

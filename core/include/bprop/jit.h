@@ -25,7 +25,7 @@
 namespace bprop {
 
 namespace graph {
-struct Graph;
+struct Executable;
 struct SplitGraphs;
 struct ValueType;
 }
@@ -84,22 +84,15 @@ class JitFn {
 
  private:
   struct State;
-  /// A graph and the device it runs on.
-  struct Compiled {
-    std::shared_ptr<const graph::Graph> graph;
-    Device device;
-  };
-  /// The graph for these arguments' signature, traced and optimised on first use; for a device (not the CPU)
-  /// a graph of its own, optimised without the CPU's fused loops. A CPU call of a function that reads Parameters
-  /// on a device compiles for that device (once) and runs there.
-  Compiled compiled(const std::vector<Tensor>& args, Device device = {}) const;
+  /// The program for these arguments' signature (its graph and the device it runs on), traced, optimised and
+  /// compiled on first use; for a device (not the CPU) a program of its own, without the CPU's fused loops. A CPU
+  /// call of a function that reads Parameters on a device compiles for that device (once) and runs there.
+  std::shared_ptr<const graph::Executable> compiled(const std::vector<Tensor>& args, Device device = {}) const;
   /// Under an open grad level: the graph as one recorded op (its backward a jitted vjp of the function), when the
   /// function allows it (no effects, no static arguments, a float tensor result); false otherwise.
   bool differentiable_call(const std::vector<Tensor>& args, Device device, Value& result) const;
   /// Runs the graph for these arguments on `device` (traced on first use); no tape.
   Value replay(const std::vector<Tensor>& args, Device device) const;
-  /// Runs a prepared graph on `device` (its constants uploaded there once).
-  Value run_graph(const graph::Graph& g, const std::vector<Tensor>& args, Device device) const;
   /// The function's forward and backward for these arguments, traced together and split at the cotangent (cached;
   /// null when that trace fails). `out` is the type of the function's result.
   std::shared_ptr<const graph::SplitGraphs> split_graphs(const std::vector<Tensor>& args, Device device,

@@ -63,9 +63,8 @@ struct Builder {
   }
 };
 
-Value run_prepared(Graph& g, const std::vector<Tensor>& args) {
-  prepare_program(g);
-  return run(g, args);
+Value run_prepared(const Graph& g, const std::vector<Tensor>& args) {
+  return run(*compile(std::make_shared<const Graph>(g)), args);
 }
 
 std::vector<std::string> op_names(const Graph& g) {
