@@ -351,208 +351,131 @@ void pad_kernel(KernelCtx& c) {
   cpu::copy_block(x, 0, row_major_strides(x.shape()), c.out, offset, os, x.shape());
 }
 
+// One row per op: its attributes, shape inference, CPU kernel and bprop (the dtype is its input's, or the list's).
+struct ShapeOp {
+  const char* name;
+  std::vector<AttrSpec> attrs;
+  InferShapeFn shape;
+  KernelFn kernel;
+  BpropFn bprop;
+  bool view = false;      // the output shares x's storage (OpDef::allocates_output false)
+  bool variadic = false;  // one list input "xs"
+};
+constexpr bool kView = true;
+constexpr bool kList = true;
+
 }  // namespace
 
 void register_shape_ops(Registry& r) {
-  {
+  const std::vector<ShapeOp> table = {
+      // reshape: dx = reshape(dout, x.shape)
+      {"reshape", {{"shape", AttrKind::IntList, std::monostate{}, true}}, reshape_shape, view_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; }, kView},
+      // transpose: dx = transpose(dout, inverse(perm))
+      {"transpose", {{"perm", AttrKind::IntList, std::monostate{}, true}}, transpose_shape, transpose_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> {
+         const IntList perm = perm_of(c.attrs, c.input(0).dim());
+         IntList inv(perm.size());
+         for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+         return {ops::transpose(c.dout, inv)};
+       }},
+      // broadcast_to: dx = sum_to(dout, x.shape) (sum over the broadcast axes)
+      {"broadcast_to", {{"shape", AttrKind::IntList, std::monostate{}, true}}, broadcast_to_shape, broadcast_to_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::sum_to(c.dout, c.input(0).shape())}; }},
+      // squeeze: dx = reshape(dout, x.shape)
+      {"squeeze", {{"axis", AttrKind::Axes, std::monostate{}}}, squeeze_shape, view_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; }, kView},
+      // expand_dims: dx = reshape(dout, x.shape)
+      {"expand_dims", {{"axis", AttrKind::Axes, std::monostate{}, true}}, expand_dims_shape, view_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; }, kView},
+      // concat: dx_i = the slice of dout along axis that x_i filled
+      {"concat", {{"axis", AttrKind::Int, int64_t{0}}}, concat_shape, concat_kernel,
+       [](const BpropCtx& c) {
+         const int64_t axis = normalize_axis(c.attrs.get_int("axis"), c.dout.dim(), "concat");
+         std::vector<Tensor> dx(c.inputs.size());
+         int64_t offset = 0;
+         for (size_t i = 0; i < c.inputs.size(); ++i) {
+           const Shape& s = c.input(i).shape();
+           if (c.needs(i)) {
+             IntList begin(s.size(), 0);
+             begin[static_cast<size_t>(axis)] = offset;
+             dx[i] = ops::slice(c.dout, begin, s);
+           }
+           offset += s[static_cast<size_t>(axis)];
+         }
+         return dx;
+       },
+       !kView, kList},
+      // stack: dx_i = reshape(slice of dout at index i along axis, x_i.shape)
+      {"stack", {{"axis", AttrKind::Int, int64_t{0}}}, stack_shape, stack_kernel,
+       [](const BpropCtx& c) {
+         const int64_t axis = normalize_axis(c.attrs.get_int("axis"), c.dout.dim(), "stack");
+         std::vector<Tensor> dx(c.inputs.size());
+         for (size_t i = 0; i < c.inputs.size(); ++i) {
+           if (!c.needs(i)) continue;
+           IntList begin(c.dout.shape().size(), 0);
+           IntList size = c.dout.shape();
+           begin[static_cast<size_t>(axis)] = static_cast<int64_t>(i);
+           size[static_cast<size_t>(axis)] = 1;
+           dx[i] = ops::reshape(ops::slice(c.dout, begin, size), c.input(i).shape());
+         }
+         return dx;
+       },
+       !kView, kList},
+      // tile: view dout as (m0, d0, m1, d1, ...) and sum over the m axes: dx = sum(reshape(dout), m axes)
+      {"tile", {{"multiples", AttrKind::IntList, std::monostate{}, true}}, tile_shape, tile_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> {
+         const Shape& xs = c.input(0).shape();
+         // An empty output (a zero in x's shape or in multiples) sends nothing back, and its (m0, d0, ...) view
+         // could pair the zero with a repeat count near 2^63, past what a tensor's shape may hold.
+         if (c.dout.numel() == 0) return {zeros(xs, c.dout.dtype())};
+         Shape dims;
+         IntList reps;
+         tile_dims(xs, c.attrs.get_ints("multiples"), &dims, &reps);
+         Shape inter;
+         IntList axes;
+         for (size_t i = 0; i < dims.size(); ++i) {
+           if (reps[i] != 1) {
+             axes.push_back(static_cast<int64_t>(inter.size()));
+             inter.push_back(reps[i]);
+           }
+           inter.push_back(dims[i]);
+         }
+         Tensor g = ops::reshape(c.dout, inter);
+         if (!axes.empty()) g = ops::sum(g, axes, false);
+         return {g.shape() == xs ? g : ops::reshape(g, xs)};
+       }},
+      // flip: dx = flip(dout, axis)
+      {"flip", {{"axis", AttrKind::Axes, std::monostate{}}},
+       [](const InferCtx& c) {
+         reduce_axes(c, c.attrs.get("axis"), c.input(0).dim());  // validates the axes
+         return c.input(0).shape();
+       },
+       flip_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::flip(c.dout, axis_of(c.attrs.get("axis")))}; }},
+      // pad: dx = slice(dout, lo, x.shape) (the padding value is a constant)
+      {"pad", {{"paddings", AttrKind::IntMatrix, std::monostate{}, true}, {"value", AttrKind::Float, 0.0}}, pad_shape,
+       pad_kernel,
+       [](const BpropCtx& c) -> std::vector<Tensor> {
+         const IntMatrix& p = std::get<IntMatrix>(c.attrs.get("paddings"));
+         IntList begin;
+         for (const auto& row : p) begin.push_back(row[0]);
+         return {ops::slice(c.dout, begin, c.input(0).shape())};
+       }},
+  };
+  for (const ShapeOp& s : table) {
     OpDef op;
-    op.name = "reshape";
+    op.name = s.name;
     op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"shape", AttrKind::IntList, std::monostate{}, true}};
-    op.infer_shape = reshape_shape;
-    op.infer_dtype = same_dtype;
-    op.allocates_output = false;
-    op.cpu(view_kernel);
-    // reshape: dx = reshape(dout, x.shape)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; };
-    op.bprop_reads_out = false;
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "transpose";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"perm", AttrKind::IntList, std::monostate{}, true}};
-    op.infer_shape = transpose_shape;
-    op.infer_dtype = same_dtype;
-    op.cpu(transpose_kernel);
-    // transpose: dx = transpose(dout, inverse(perm))
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
-      const IntList perm = perm_of(c.attrs, c.input(0).dim());
-      IntList inv(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-      return {ops::transpose(c.dout, inv)};
-    };
-    op.bprop_reads_out = false;
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "broadcast_to";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"shape", AttrKind::IntList, std::monostate{}, true}};
-    op.infer_shape = broadcast_to_shape;
-    op.infer_dtype = same_dtype;
-    op.cpu(broadcast_to_kernel);
-    // broadcast_to: dx = sum_to(dout, x.shape) (sum over the broadcast axes)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::sum_to(c.dout, c.input(0).shape())}; };
-    op.bprop_reads_out = false;
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "squeeze";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"axis", AttrKind::Axes, std::monostate{}}};
-    op.infer_shape = squeeze_shape;
-    op.infer_dtype = same_dtype;
-    op.allocates_output = false;
-    op.cpu(view_kernel);
-    // squeeze: dx = reshape(dout, x.shape)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; };
-    op.bprop_reads_out = false;
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "expand_dims";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"axis", AttrKind::Axes, std::monostate{}, true}};
-    op.infer_shape = expand_dims_shape;
-    op.infer_dtype = same_dtype;
-    op.allocates_output = false;
-    op.cpu(view_kernel);
-    // expand_dims: dx = reshape(dout, x.shape)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {ops::reshape(c.dout, c.input(0).shape())}; };
-    op.bprop_reads_out = false;
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "concat";
-    op.family = "shape";
-    op.variadic = true;
-    op.inputs = {{"xs"}};
-    op.attrs = {{"axis", AttrKind::Int, int64_t{0}}};
-    op.infer_shape = concat_shape;
-    op.infer_dtype = list_dtype;
-    op.cpu(concat_kernel);
-    // concat: dx_i = the slice of dout along axis that x_i filled
-    op.bprop = [](const BpropCtx& c) {
-      const int64_t axis = normalize_axis(c.attrs.get_int("axis"), c.dout.dim(), "concat");
-      std::vector<Tensor> dx(c.inputs.size());
-      int64_t offset = 0;
-      for (size_t i = 0; i < c.inputs.size(); ++i) {
-        const Shape& s = c.input(i).shape();
-        if (c.needs(i)) {
-          IntList begin(s.size(), 0);
-          begin[static_cast<size_t>(axis)] = offset;
-          dx[i] = ops::slice(c.dout, begin, s);
-        }
-        offset += s[static_cast<size_t>(axis)];
-      }
-      return dx;
-    };
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "stack";
-    op.family = "shape";
-    op.variadic = true;
-    op.inputs = {{"xs"}};
-    op.attrs = {{"axis", AttrKind::Int, int64_t{0}}};
-    op.infer_shape = stack_shape;
-    op.infer_dtype = list_dtype;
-    op.cpu(stack_kernel);
-    // stack: dx_i = reshape(slice of dout at index i along axis, x_i.shape)
-    op.bprop = [](const BpropCtx& c) {
-      const int64_t axis = normalize_axis(c.attrs.get_int("axis"), c.dout.dim(), "stack");
-      std::vector<Tensor> dx(c.inputs.size());
-      for (size_t i = 0; i < c.inputs.size(); ++i) {
-        if (!c.needs(i)) continue;
-        IntList begin(c.dout.shape().size(), 0);
-        IntList size = c.dout.shape();
-        begin[static_cast<size_t>(axis)] = static_cast<int64_t>(i);
-        size[static_cast<size_t>(axis)] = 1;
-        dx[i] = ops::reshape(ops::slice(c.dout, begin, size), c.input(i).shape());
-      }
-      return dx;
-    };
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "tile";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"multiples", AttrKind::IntList, std::monostate{}, true}};
-    op.infer_shape = tile_shape;
-    op.infer_dtype = same_dtype;
-    op.cpu(tile_kernel);
-    // tile: view dout as (m0, d0, m1, d1, ...) and sum over the m axes: dx = sum(reshape(dout), m axes)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
-      const Shape& xs = c.input(0).shape();
-      // An empty output (a zero in x's shape or in multiples) sends nothing back, and its (m0, d0, ...) view could
-      // pair the zero with a repeat count near 2^63, past what a tensor's shape may hold.
-      if (c.dout.numel() == 0) return {zeros(xs, c.dout.dtype())};
-      Shape dims;
-      IntList reps;
-      tile_dims(xs, c.attrs.get_ints("multiples"), &dims, &reps);
-      Shape inter;
-      IntList axes;
-      for (size_t i = 0; i < dims.size(); ++i) {
-        if (reps[i] != 1) {
-          axes.push_back(static_cast<int64_t>(inter.size()));
-          inter.push_back(reps[i]);
-        }
-        inter.push_back(dims[i]);
-      }
-      Tensor g = ops::reshape(c.dout, inter);
-      if (!axes.empty()) g = ops::sum(g, axes, false);
-      return {g.shape() == xs ? g : ops::reshape(g, xs)};
-    };
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "flip";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"axis", AttrKind::Axes, std::monostate{}}};
-    op.infer_shape = [](const InferCtx& c) {
-      reduce_axes(c, c.attrs.get("axis"), c.input(0).dim());  // validates the axes
-      return c.input(0).shape();
-    };
-    op.infer_dtype = same_dtype;
-    op.cpu(flip_kernel);
-    // flip: dx = flip(dout, axis)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
-      return {ops::flip(c.dout, axis_of(c.attrs.get("axis")))};
-    };
-    r.add(std::move(op));
-  }
-  {
-    OpDef op;
-    op.name = "pad";
-    op.family = "shape";
-    op.inputs = {{"x"}};
-    op.attrs = {{"paddings", AttrKind::IntMatrix, std::monostate{}, true}, {"value", AttrKind::Float, 0.0}};
-    op.infer_shape = pad_shape;
-    op.infer_dtype = same_dtype;
-    op.cpu(pad_kernel);
-    // pad: dx = slice(dout, lo, x.shape) (the padding value is a constant)
-    op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> {
-      const IntMatrix& p = std::get<IntMatrix>(c.attrs.get("paddings"));
-      IntList begin;
-      for (const auto& row : p) begin.push_back(row[0]);
-      return {ops::slice(c.dout, begin, c.input(0).shape())};
-    };
+    op.variadic = s.variadic;
+    op.inputs = {{s.variadic ? "xs" : "x"}};
+    op.attrs = s.attrs;
+    op.infer_shape = s.shape;
+    op.infer_dtype = s.variadic ? list_dtype : same_dtype;
+    op.allocates_output = !s.view;
+    op.cpu(s.kernel);
+    op.bprop = s.bprop;
+    op.bprop_reads_out = false;  // (every row's bprop reads dout and the inputs' shapes only)
     r.add(std::move(op));
   }
 }

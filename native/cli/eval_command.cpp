@@ -34,42 +34,15 @@ struct EvalArgs {
   int64_t batch_size = 256, limit = -1, threads = 0;
 };
 
-int64_t parse_int(const std::string& name, const std::string& value, int64_t min) {
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size()) {
-    throw std::invalid_argument("option '" + name + "' needs an integer, got '" + value + "'");
-  }
-  if (v < min) throw std::invalid_argument("option '" + name + "' must be >= " + std::to_string(min) + ", got " + value);
-  return v;
-}
-
 EvalArgs parse_args(const std::vector<std::string>& args) {
+  const auto f = parse_flags(args, {"--checkpoint", "--model", "--data", "--batch-size", "--limit", "--threads"});
   EvalArgs out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i], value;
-    if (name.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + name + "'");
-    const size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else {
-      if (i + 1 >= args.size()) throw std::invalid_argument("option '" + name + "' needs a value");
-      value = args[++i];
-    }
-    if (name == "--checkpoint") out.checkpoint = value;
-    else if (name == "--model") out.model = value;
-    else if (name == "--data") out.data = value;
-    else if (name == "--batch-size") out.batch_size = parse_int(name, value, 1);
-    else if (name == "--limit") out.limit = parse_int(name, value, 1);
-    else if (name == "--threads") out.threads = parse_int(name, value, 1);
-    else throw std::invalid_argument("unknown option '" + name + "'");
-  }
+  out.checkpoint = string_flag(f, "--checkpoint", "");
+  out.model = string_flag(f, "--model", "");
+  out.data = string_flag(f, "--data", out.data);
+  out.batch_size = int_flag(f, "--batch-size", out.batch_size, 1);
+  out.limit = int_flag(f, "--limit", out.limit, 1);
+  out.threads = int_flag(f, "--threads", out.threads, 1);
   if (out.checkpoint.empty()) throw std::invalid_argument("option '--checkpoint FILE' is required");
   if (!out.model.empty() && out.model != "mlp" && out.model != "cnn") {
     throw std::invalid_argument("option '--model' must be mlp or cnn, got '" + out.model + "'");

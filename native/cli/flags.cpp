@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "util/whole_number.h"
+
 namespace bprop::cli {
 
 std::map<std::string, std::string> parse_flags(const std::vector<std::string>& args,
@@ -34,18 +36,12 @@ std::map<std::string, std::string> parse_flags(const std::vector<std::string>& a
 int64_t int_flag(const std::map<std::string, std::string>& f, const std::string& name, int64_t def, int64_t min) {
   const auto it = f.find(name);
   if (it == f.end()) return def;
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
+  const std::optional<int64_t> v = whole_number(it->second);
+  if (!v) throw std::invalid_argument("option '" + name + "' needs an integer, got '" + it->second + "'");
+  if (*v < min) {
+    throw std::invalid_argument("option '" + name + "' must be >= " + std::to_string(min) + ", got " + it->second);
   }
-  if (used == 0 || used != it->second.size()) {
-    throw std::invalid_argument("option '" + name + "' needs an integer, got '" + it->second + "'");
-  }
-  if (v < min) throw std::invalid_argument("option '" + name + "' must be >= " + std::to_string(min) + ", got " + it->second);
-  return v;
+  return *v;
 }
 
 double real_flag(const std::map<std::string, std::string>& f, const std::string& name, double def) {

@@ -13,6 +13,7 @@
 #include "bprop/nn/train.h"
 #include "bprop/ops.h"
 #include "bprop/random.h"
+#include "util/whole_number.h"
 
 namespace bprop::models {
 
@@ -31,17 +32,9 @@ const char* kFormat = "bprop-gpt/1";
 int64_t meta_int(const CheckpointMetadata& meta, const std::string& key, const std::string& source) {
   const auto it = meta.find(key);
   if (it == meta.end()) throw ValueError("'" + source + "' is not a GPT checkpoint: its metadata has no '" + key + "'");
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(it->second, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != it->second.size()) {
-    throw ValueError("'" + source + "': metadata '" + key + "' must be an integer, got '" + it->second + "'");
-  }
-  return v;
+  const std::optional<int64_t> v = whole_number(it->second);
+  if (!v) throw ValueError("'" + source + "': metadata '" + key + "' must be an integer, got '" + it->second + "'");
+  return *v;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "bprop/nn/losses.h"
 #include "bprop/nn/train.h"
 #include "bprop/ops.h"
+#include "util/whole_number.h"
 
 namespace bprop::models {
 namespace {
@@ -235,17 +236,13 @@ void Trainer::resume(const Checkpoint& checkpoint, const std::string& source) {
     throw ValueError("checkpoint '" + source + "' holds no optimizer state (" + kOptimizerStatePrefix +
                      "*), so training cannot go on from it exactly; it was not written by bprop train");
   }
-  int64_t done = 0;
   const auto epochs = meta.find("epochs");
-  try {
-    size_t used = 0;
-    if (epochs == meta.end()) throw std::invalid_argument("missing");
-    done = std::stoll(epochs->second, &used);
-    if (used != epochs->second.size() || done < 0) throw std::invalid_argument("not a count");
-  } catch (const std::exception&) {
+  const std::optional<int64_t> read = epochs == meta.end() ? std::nullopt : whole_number(epochs->second);
+  if (!read || *read < 0) {
     throw ValueError("checkpoint '" + source + "': metadata 'epochs' = '" +
                      (epochs == meta.end() ? std::string("(none)") : epochs->second) + "' is not an epoch count");
   }
+  const int64_t done = *read;
   if (done >= opts_.epochs) {
     throw ValueError("checkpoint '" + source + "' has trained " + std::to_string(done) + " epochs already, and this run has " +
                      std::to_string(opts_.epochs) + " in all (--epochs counts from the first epoch; ask for more)");

@@ -4,13 +4,10 @@
 cmake_minimum_required(VERSION 3.20)
 set(args train --model mlp --limit 256 --test-limit 64 --epochs 1 --batch-size 64 --threads 1 --amp O2
          --amp-dtype float16)
-function(train out)
-  execute_process(COMMAND ${BPROP} ${args} ${ARGN} --out ${out} OUTPUT_VARIABLE stdout ERROR_VARIABLE stderr
-                  RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "bprop ${args} ${ARGN} failed (${rc}): ${stderr}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/bprop_cli.cmake)
+macro(train out)
+  bprop_run(${args} ${ARGN} --out ${out})
+endmacro()
 # The metadata of a checkpoint: its JSON header (after the 8-byte length) holds it first, keys sorted (the first
 # 600 bytes stay inside this model's header of about 800).
 function(expect_metadata file key value)
