@@ -1,15 +1,19 @@
-// Conversions between JavaScript values and core types shared by the embind files (bindings.cpp,
-// nn_bindings.cpp): tensors cross as integer handles (handles.h), lists as JavaScript arrays.
+// Conversions between JavaScript values and core types shared by the embind files: tensors cross as integer
+// handles (handles.h), lists as JavaScript arrays, functions as JavaScript callbacks taking an array of handles.
 #pragma once
 #include <emscripten/val.h>
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "bprop/limits.h"
 #include "graph/trace.h"
+#include "guard.h"
 #include "handles.h"
+#include "tensor/format.h"
 
 namespace bprop::js {
 
@@ -73,6 +77,103 @@ inline val from_value(const Value& v) {
   val out = val::array();
   for (size_t i = 0; i < v.size(); ++i) out.set(i, from_value(v[i]));
   return out;
+}
+
+// A whole number within int64's range (checked before converting: a double outside it has no int64 value).
+inline bool whole_int64(double d) { return d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d); }
+
+// A JavaScript number given for an integer argument, or a ValueError naming the function and the argument.
+inline int64_t whole_number(double d, const char* fn, const char* arg) {
+  if (!whole_int64(d)) {
+    throw ValueError(std::string(fn) + ": '" + arg + "' must be an integer, got " + format_number(d));
+  }
+  return static_cast<int64_t>(d);
+}
+
+inline val from_shape(const Shape& s) {
+  val out = val::array();
+  for (size_t i = 0; i < s.size(); ++i) out.set(i, static_cast<double>(s[i]));
+  return out;
+}
+
+/// A JavaScript array of whole numbers as a shape (ShapeError past the rank limit).
+inline Shape to_shape(const val& v) {
+  Shape s;
+  const int n = v["length"].as<int>();
+  if (n > kMaxRank) {
+    throw ShapeError("a shape has " + std::to_string(n) + " dimensions, more than the limit of " +
+                     std::to_string(kMaxRank));
+  }
+  for (int i = 0; i < n; ++i) {
+    const double d = v[i].as<double>();
+    if (!whole_int64(d)) {
+      throw ValueError("a shape must be a list of integers, got " + format_number(d) + " at position " +
+                       std::to_string(i));
+    }
+    s.push_back(static_cast<int64_t>(d));
+  }
+  return s;
+}
+
+/// New handles for ts (null for an undefined tensor).
+inline val from_tensors(const std::vector<Tensor>& ts) {
+  val out = val::array();
+  for (size_t i = 0; i < ts.size(); ++i) out.set(i, ts[i].defined() ? handle_val(ts[i]) : val::null());
+  return out;
+}
+
+/// What a JavaScript callback returned: a tensor handle or a nested array of them. The handles were made for
+/// C++ (the wrapper hands over new ones), so they are released here. Nesting is bounded: the recursion must not
+/// exhaust the WebAssembly stack.
+inline Value to_value(const val& r, int depth = 0) {
+  constexpr int kMaxNesting = 64;
+  if (r.isUndefined()) throw JsCallbackError();
+  if (is_array(r)) {
+    if (depth == kMaxNesting) {
+      throw ValueError("a function returned arrays nested more than " + std::to_string(kMaxNesting) + " deep");
+    }
+    std::vector<Value> items;
+    const int n = r["length"].as<int>();
+    for (int i = 0; i < n; ++i) items.push_back(to_value(r[i], depth + 1));
+    return Value(std::move(items));
+  }
+  return Value(handles().take(r.as<uint32_t>()));
+}
+
+/// A list of callback results where null stands for "no gradient".
+inline std::vector<Tensor> to_grads(const val& r) {
+  if (r.isUndefined()) throw JsCallbackError();
+  std::vector<Tensor> out;
+  const int n = r["length"].as<int>();
+  for (int i = 0; i < n; ++i) {
+    const val item = r[i];
+    if (item.isNull() || item.isUndefined()) {
+      out.emplace_back();
+    } else {
+      out.push_back(handles().take(item.as<uint32_t>()));
+    }
+  }
+  return out;
+}
+
+/// A core Fn that calls a JavaScript function with an array of tensor handles.
+inline Fn js_fn(const val& f) {
+  return [f](const std::vector<Tensor>& args) -> Value { return to_value(f(from_tensors(args))); };
+}
+
+/// The elements of host tensor t as a typed array viewing the heap (half dtypes as their bits, bool as bytes).
+inline val typed_view(const Tensor& t) {
+  const size_t n = static_cast<size_t>(t.numel());
+  switch (t.dtype()) {
+    case DType::Float32: return val(emscripten::typed_memory_view(n, t.data<float>()));
+    case DType::Float64: return val(emscripten::typed_memory_view(n, t.data<double>()));
+    case DType::Int32: return val(emscripten::typed_memory_view(n, t.data<int32_t>()));
+    case DType::Float16:
+    case DType::BFloat16:  // the bits
+      return val(emscripten::typed_memory_view(n, reinterpret_cast<const uint16_t*>(t.raw_data())));
+    case DType::Bool: break;
+  }
+  return val(emscripten::typed_memory_view(n, reinterpret_cast<const uint8_t*>(t.raw_data())));
 }
 
 }  // namespace bprop::js
