@@ -5,7 +5,7 @@ set -euo pipefail
 # libdnnl2: bfloat16 GEMMs run on oneDNN, loaded at run time (without it they run on float32 copies)
 # fortunes: the plain-text corpus of the GPT (scripts/make-text-corpus.mjs)
 # openmpi-bin, libopenmpi-dev: the MPI implementation of bprop::dist (data parallel training, mpirun)
-needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libgtest-dev zlib1g-dev libopenblas0-pthread libdnnl2 dataset-fashion-mnist fortunes openmpi-bin libopenmpi-dev "$@")  # callers may name extra packages
+needed=(cmake g++ make libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev zlib1g-dev libopenblas0-pthread libdnnl2 dataset-fashion-mnist fortunes openmpi-bin libopenmpi-dev "$@")  # callers may name extra packages
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

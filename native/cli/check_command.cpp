@@ -6,28 +6,27 @@
 
 #include "bprop/device.h"
 #include "bprop/vectors.h"
+#include "command_line.h"
 #include "commands.h"
 
 namespace bprop::cli {
 namespace {
 
-const char* kUsage =
-    "usage: bprop check [-v] [--jit] [--device cpu|ascend[:N]] FILE...\n"
-    "       bprop check --outcomes FILE...\n"
-    "Runs every case of the vector files (format bprop-vectors/1, see docs/vectors.md). Prints one line\n"
-    "per failing case (FILE: CASE: the worst element or the error) and closes with 'N passed, N failed'.\n"
-    "With -v (--verbose) passing cases are listed too, error cases with the message they raised.\n"
-    "With --jit every case runs through bprop::jit: the program and its gradient computations are traced\n"
-    "into graphs and the graphs run (docs/jit.md); the expectations are the same.\n"
-    "With --device ascend[:N] (or BPROP_DEVICE) every op runs on that NPU (docs/ascend.md), with the\n"
-    "tolerances of the vector files; the ops with no NPU kernel run on the CPU, counted at the end.\n"
-    "Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.\n"
-    "With --outcomes the expectations are ignored: each case's program (and its first-order gradients when\n"
-    "it has wrt names) is run and one JSON object per line says how it ended,\n"
-    "  {\"file\", \"case\", \"outcome\": \"ok\" | \"shape\" | \"dtype\" | \"value\" | \"unknown_op\" | \"memory\" | \"other\",\n"
-    "   \"shape\", \"dtype\" (when ok), \"message\" (when not)},\n"
-    "and each reading problem of a file is a line {\"file\", \"reading_error\"}. Exit status 0 when it finished\n"
-    "(docs/fuzzing.md).\n";
+void declare_options(CommandLine& cl) {
+  cl.positionals("FILE", "vector files (format bprop-vectors/1, docs/vectors.md)")
+      .flag("-v,--verbose", "list passing cases too, error cases with the message they raised")
+      .flag("--jit", "run every case through bprop::jit: the program and its gradient computations traced into "
+                     "graphs and the graphs run (docs/jit.md), with the same expectations")
+      .flag("--outcomes", "ignore the expectations: run each case's program (and its first-order gradients when "
+                          "it has wrt names) and print one JSON object per line saying how it ended: {\"file\", "
+                          "\"case\", \"outcome\": ok|shape|dtype|value|unknown_op|memory|other, \"shape\", "
+                          "\"dtype\" (when ok), \"message\" (when not)}, and {\"file\", \"reading_error\"} per "
+                          "reading problem (docs/fuzzing.md); exit status 0 when it finished")
+      .device_option()
+      .footer("Prints one line per failing case (FILE: CASE: the worst element or the error) and closes with\n"
+              "'N passed, N failed'. On a device (docs/ascend.md) the ops with no kernel there run on the CPU,\n"
+              "counted at the end. Exit status: 0 all passed, 1 a case failed, 2 a file is unreadable or malformed.");
+}
 
 // Messages can quote parts of the file; invalid UTF-8 in them is replaced rather than failing the dump.
 std::string json_line(const nlohmann::ordered_json& j) {
@@ -59,20 +58,21 @@ int print_outcomes(const std::vector<std::string>& paths) {
 }  // namespace
 
 int check_command(const std::vector<std::string>& given) {
-  std::vector<std::string> args = given;
-  const Device device = take_device_option(args);
-  if (args.empty() || args.front() == "--help" || args.front() == "-h") {
-    (args.empty() ? std::cerr : std::cout) << kUsage;
-    return args.empty() ? 2 : 0;
+  CommandLine cl("check", "Runs every case of gradient test vector files.");
+  declare_options(cl);
+  try {
+    if (!cl.parse(given)) return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bprop check: " << e.what() << " (see bprop check --help)\n";
+    return 2;
   }
-  bool verbose = false, outcomes = false, jit = false;
-  std::vector<std::string> paths;
-  for (const std::string& a : args) {
-    if (a == "-v" || a == "--verbose") verbose = true;
-    else if (a == "--outcomes") outcomes = true;
-    else if (a == "--jit") jit = true;
-    else paths.push_back(a);
+  const std::vector<std::string>& paths = cl.positional_values();
+  if (paths.empty()) {
+    std::cerr << cl.help();
+    return 2;
   }
+  const Device device = cl.device();
+  const bool verbose = cl.has("--verbose"), outcomes = cl.has("--outcomes"), jit = cl.has("--jit");
   if (outcomes) return print_outcomes(paths);
   int passed = 0, failed = 0;
   bool malformed = false;

@@ -33,8 +33,4 @@ int eval_command(const std::vector<std::string>& args);
 /// `bprop devices`: the CPU and the Ascend NPUs found (or why none); exit 0.
 int devices_command(const std::vector<std::string>& args);
 
-/// Removes `--device D` / `--device=D` from `args` (else takes BPROP_DEVICE from the environment) and makes D the
-/// context's device (bprop::set_context). Returns the device; bprop::ValueError when it is unknown or absent.
-Device take_device_option(std::vector<std::string>& args);
-
 }  // namespace bprop::cli

@@ -4,16 +4,20 @@
 #include <iostream>
 
 #include "bprop/device.h"
+#include "command_line.h"
 #include "commands.h"
 
 namespace bprop::cli {
 
 int devices_command(const std::vector<std::string>& args) {
-  if (!args.empty() && (args.front() == "--help" || args.front() == "-h")) {
-    std::cout << "usage: bprop devices\n\nLists the CPU (threads, vector features, BLAS, the bfloat16 GEMM) and the "
-                 "devices of every other backend of this build (Ascend NPUs with the CANN version), or why none "
-                 "were found.\n";
-    return 0;
+  CommandLine cl("devices", "Lists the CPU (threads, vector features, BLAS, the bfloat16 GEMM) and the devices of "
+                            "every other backend of this build (Ascend NPUs with the CANN version), or why none were "
+                            "found.");
+  try {
+    if (!cl.parse(args)) return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bprop devices: " << e.what() << "\n";
+    return 2;
   }
   for (const Backend b : registered_backends()) {
     const BackendRegistration& r = backend_registration(b);

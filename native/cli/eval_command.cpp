@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "bprop/nn/checkpoint.h"
+#include "command_line.h"
 #include "commands.h"
-#include "flags.h"
 #include "data/idx.h"
 #include "kernels/cpu/parallel.h"
 #include "models/models.h"
@@ -16,54 +16,45 @@
 namespace bprop::cli {
 namespace {
 
-const char* kEvalHelp =
-    "usage: bprop eval --checkpoint FILE [--model mlp|cnn] [--data DIR] [--batch-size B] [--limit N]\n"
-    "                  [--threads N]\n"
-    "Loads a checkpoint saved by `bprop train` into the model and prints its loss and accuracy on the test set\n"
-    "of DIR (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, gzip-compressed (.gz) or not).\n"
-    "  --checkpoint   the safetensors file\n"
-    "  --model        mlp or cnn; default: the model named in the checkpoint's metadata\n"
-    "  --data         the data directory; default /usr/share/datasets/fashion-mnist\n"
-    "  --batch-size   images per forward pass; default 256\n"
-    "  --limit        evaluate on the first N test images only\n"
-    "  --threads      CPU threads of the kernels; default: all cores\n"
-    "Exit status: 0 done, 2 bad arguments, data files or a checkpoint that does not fit the model.\n";
-
 struct EvalArgs {
   std::string checkpoint, model, data = data::kDefaultDataDir;
   int64_t batch_size = 256, limit = -1, threads = 0;
 };
 
-EvalArgs parse_args(const std::vector<std::string>& args) {
-  const auto f = parse_flags(args, {"--checkpoint", "--model", "--data", "--batch-size", "--limit", "--threads"});
+void declare_options(CommandLine& cl) {
+  cl.option("--checkpoint", "FILE", "the safetensors file of bprop train (required)")
+      .option("--model", "mlp|cnn", "default: the model named in the checkpoint's metadata")
+      .option("--data", "DIR", std::string("the data directory; default ") + data::kDefaultDataDir)
+      .option("--batch-size", "B", "images per forward pass; default 256")
+      .option("--limit", "N", "evaluate on the first N test images only")
+      .option("--threads", "N", "CPU threads of the kernels; default all cores")
+      .device_option()
+      .footer("The test set is DIR's t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte, gzip-compressed (.gz) or not.\n"
+              "Exit status: 0 done, 2 bad arguments, data files or a checkpoint that does not fit the model.");
+}
+
+EvalArgs read_args(const Flags& f) {
   EvalArgs out;
   out.checkpoint = string_flag(f, "--checkpoint", "");
-  out.model = string_flag(f, "--model", "");
+  if (out.checkpoint.empty()) throw std::invalid_argument("option '--checkpoint FILE' is required");
+  if (f.count("--model")) out.model = choice_flag(f, "--model", "", models::model_names());
   out.data = string_flag(f, "--data", out.data);
   out.batch_size = int_flag(f, "--batch-size", out.batch_size, 1);
   out.limit = int_flag(f, "--limit", out.limit, 1);
   out.threads = int_flag(f, "--threads", out.threads, 1);
-  if (out.checkpoint.empty()) throw std::invalid_argument("option '--checkpoint FILE' is required");
-  if (!out.model.empty() && out.model != "mlp" && out.model != "cnn") {
-    throw std::invalid_argument("option '--model' must be mlp or cnn, got '" + out.model + "'");
-  }
   return out;
 }
 
 }  // namespace
 
 int eval_command(const std::vector<std::string>& given) {
-  std::vector<std::string> args = given;
-  take_device_option(args);
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << kEvalHelp;
-      return 0;
-    }
-  }
+  CommandLine cl("eval", "Loads a checkpoint saved by bprop train into its model and prints the loss and accuracy "
+                         "on the test set.");
+  declare_options(cl);
   EvalArgs a;
   try {
-    a = parse_args(args);
+    if (!cl.parse(given)) return 0;
+    a = read_args(cl.given());
   } catch (const std::invalid_argument& e) {
     std::cerr << "bprop eval: " << e.what() << " (see bprop eval --help)\n";
     return 2;

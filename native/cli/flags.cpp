@@ -8,32 +8,7 @@
 
 namespace bprop::cli {
 
-std::map<std::string, std::string> parse_flags(const std::vector<std::string>& args,
-                                               const std::vector<std::string>& known) {
-  std::map<std::string, std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i], value;
-    bool has_value = false;
-    if (name.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + name + "'");
-    const size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    bool ok = false;
-    for (const auto& k : known) ok = ok || k == name;
-    if (!ok) throw std::invalid_argument("unknown option '" + name + "'");
-    if (!has_value) {
-      if (i + 1 >= args.size()) throw std::invalid_argument("option '" + name + "' needs a value");
-      value = args[++i];
-    }
-    out[name] = value;
-  }
-  return out;
-}
-
-int64_t int_flag(const std::map<std::string, std::string>& f, const std::string& name, int64_t def, int64_t min) {
+int64_t int_flag(const Flags& f, const std::string& name, int64_t def, int64_t min) {
   const auto it = f.find(name);
   if (it == f.end()) return def;
   const std::optional<int64_t> v = whole_number(it->second);
@@ -44,7 +19,7 @@ int64_t int_flag(const std::map<std::string, std::string>& f, const std::string&
   return *v;
 }
 
-double real_flag(const std::map<std::string, std::string>& f, const std::string& name, double def) {
+double real_flag(const Flags& f, const std::string& name, double def) {
   const auto it = f.find(name);
   if (it == f.end()) return def;
   size_t used = 0;
@@ -60,9 +35,32 @@ double real_flag(const std::map<std::string, std::string>& f, const std::string&
   return v;
 }
 
-std::string string_flag(const std::map<std::string, std::string>& f, const std::string& name, const std::string& def) {
+std::string string_flag(const Flags& f, const std::string& name, const std::string& def) {
   const auto it = f.find(name);
   return it == f.end() ? def : it->second;
+}
+
+std::string choices_text(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  }
+  return out;
+}
+
+std::string choices_usage(const std::vector<std::string>& choices) {
+  std::string out;
+  for (const std::string& c : choices) out += (out.empty() ? "" : "|") + c;
+  return out;
+}
+
+std::string choice_flag(const Flags& f, const std::string& name, const std::string& def,
+                        const std::vector<std::string>& choices) {
+  const std::string v = string_flag(f, name, def);
+  for (const std::string& c : choices) {
+    if (c == v) return v;
+  }
+  throw std::invalid_argument("option '" + name + "' must be " + choices_text(choices) + ", got '" + v + "'");
 }
 
 std::string percent(double fraction) {

@@ -14,63 +14,75 @@
 #include "bprop/dist.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"
+#include "command_line.h"
 #include "commands.h"
-#include "flags.h"
 #include "train_setup.h"
 #include "kernels/cpu/parallel.h"
 #include "models/gpt_trainer.h"
 #include "models/models.h"
+#include "models/trainer.h"
 
 namespace bprop::cli {
 namespace {
 
-const char* kTrainGptHelp =
-    "usage: bprop train --model gpt [--data text:FILE] [--val-data FILE] [--context N] [--layers N] [--heads N]\n"
-    "                   [--width N] [--dropout P] [--untied] [--steps N] [--batch-size B] [--grad-accum N]\n"
-    "                   [--lr LR] [--min-lr LR] [--warmup N] [--weight-decay W] [--clip C]\n"
-    "                   [--eval-interval N] [--eval-batches N] [--seed S] [--out FILE] [--resume FILE]\n"
-    "                   [--stop-at N] [--threads N] [--jit] [--data-parallel] [--sample-tokens N]\n"
-    "                   [--amp O0|O1|O2|O3 [--amp-dtype bfloat16|float16]]\n"
-    "Trains a character-level GPT (docs/transformers.md) on a text file: random windows of --context characters,\n"
-    "AdamW (betas 0.9, 0.99; no decay on biases and norms), linear warmup then cosine decay per step, gradient\n"
-    "clipping, a validation loss every --eval-interval steps, and a checkpoint that resumes exactly.\n"
-    "  --data         text:FILE; default text:build/data/fortunes/train.txt (scripts/make-text-corpus.mjs builds\n"
-    "                 it from the Debian package fortunes)\n"
-    "  --val-data     the validation text; default val.txt beside a train.txt, else the file's last tenth\n"
-    "  --context      characters per window (the model's context); default 128\n"
-    "  --layers, --heads, --width   the transformer's size; default 4, 4, 128\n"
-    "  --dropout      default 0\n"
-    "  --untied       a separate output projection (lm_head) instead of the token embedding's transpose\n"
-    "  --steps        optimizer steps; default 2000\n"
-    "  --batch-size   sequences per step; default 16\n"
-    "  --grad-accum   micro-batches per step (batch-size / grad-accum sequences each); default 1\n"
-    "  --lr           peak learning rate; default 0.001.  --min-lr: the rate the cosine ends at; default lr / 10\n"
-    "  --warmup       linear warmup steps; default 100\n"
-    "  --weight-decay default 0.1.  --clip: global gradient-norm clipping, 0 for none; default 1\n"
-    "  --eval-interval  steps between validations; default 250.  --eval-batches: batches per validation; default 20\n"
-    "  --seed         seeds the initial weights and the batches; default 0\n"
-    "  --out          the checkpoint (weights, optimizer state, step, vocabulary); default gpt.safetensors\n"
-    "  --stop-at N    stop after step N and save (the schedule still spans --steps): a run to resume later;\n"
-    "                 0 saves the initial weights untrained\n"
-    "  --resume FILE  go on from a checkpoint of this command (the model, vocabulary and training options are\n"
-    "                 the checkpoint's unless given again): 100 steps + resume + 100 steps = 200 steps, bit for bit\n"
-    "  --jit          each step (micro-batches, clipping, update) as one traced graph\n"
-    "  --data-parallel  every rank of an MPI job (mpirun -np 2 bprop train --model gpt --data-parallel) takes its\n"
-    "                 share of each micro-batch; gradients are summed over the ranks; rank 0 prints and saves\n"
-    "  --amp          mixed precision (docs/mixed-precision.md): the forward under autocast at this level in\n"
-    "                 --amp-dtype (bfloat16 default; float16 scales the loss dynamically and skips overflowing\n"
-    "                 steps); weights and optimizer state stay float32. Default O0\n"
-    "  --sample-tokens  characters generated at the end (temperature 0.8, top-k 20); default 200, 0 for none\n"
-    "Progress (step, loss, tokens/s, ETA) goes to stderr; validations and samples to stdout.\n";
+// The command line of `bprop train --model gpt`.
+void declare_train_options(CommandLine& cl) {
+  cl.option("--model", "gpt", "gpt (bprop train --help: the classifiers)")
+      .option("--data", "text:FILE", std::string("the training text; default text:") + data::kDefaultTextCorpus +
+                                         " (scripts/make-text-corpus.mjs builds it from the Debian package fortunes)")
+      .option("--val-data", "FILE", "the validation text; default val.txt beside a train.txt, else the file's last tenth")
+      .option("--context", "N", "characters per window (the model's context); default 128")
+      .option("--layers", "N", "transformer blocks; default 4")
+      .option("--heads", "N", "attention heads; default 4")
+      .option("--width", "N", "the model's width, a multiple of --heads; default 128")
+      .option("--dropout", "P", "in [0, 1); default 0")
+      .flag("--untied", "a separate output projection (lm_head) instead of the token embedding's transpose")
+      .option("--steps", "N", "optimizer steps; default 2000")
+      .option("--batch-size", "B", "sequences per step; default 16")
+      .option("--grad-accum", "N", "micro-batches per step (batch-size / grad-accum sequences each); default 1")
+      .option("--lr", "LR", "peak learning rate; default 0.001")
+      .option("--min-lr", "LR", "the rate the cosine ends at; default lr / 10")
+      .option("--warmup", "N", "linear warmup steps; default 100")
+      .option("--weight-decay", "W", "AdamW's, not on biases and norms; default 0.1")
+      .option("--clip", "C", "global gradient-norm clipping, 0 for none; default 1")
+      .option("--eval-interval", "N", "steps between validations; default 250")
+      .option("--eval-batches", "N", "batches per validation; default 20")
+      .option("--seed", "S", "seeds the initial weights and the batches; default 0")
+      .option("--out", "FILE", "the checkpoint (weights, optimizer state, step, vocabulary); default gpt.safetensors")
+      .option("--stop-at", "N", "stop after step N and save (the schedule still spans --steps): a run to resume "
+                                "later; 0 saves the initial weights untrained")
+      .option("--resume", "FILE", "go on from a checkpoint of this command (the model, vocabulary and training "
+                                  "options are the checkpoint's unless given again): 100 steps + resume + 100 steps "
+                                  "= 200 steps, bit for bit")
+      .option("--threads", "N", "CPU threads of the kernels; default all cores")
+      .flag("--jit", "each step (micro-batches, clipping, update) as one traced graph")
+      .flag("--data-parallel", "every rank of an MPI job (mpirun -np 2 bprop train --model gpt --data-parallel) "
+                               "takes its share of each micro-batch; gradients are summed over the ranks; rank 0 "
+                               "prints and saves")
+      .option("--amp", choices_usage(models::amp_level_names()),
+              "mixed precision (docs/mixed-precision.md): the forward under autocast at this level in --amp-dtype "
+              "(float16 scales the loss dynamically and skips overflowing steps); weights and optimizer state stay "
+              "float32. Default O0")
+      .option("--amp-dtype", choices_usage(models::amp_dtype_names()), "default bfloat16")
+      .option("--sample-tokens", "N", "characters generated at the end (temperature 0.8, top-k 20); default 200, "
+                                      "0 for none")
+      .device_option()
+      .footer("Random windows of --context characters, AdamW (betas 0.9, 0.99), linear warmup then cosine decay per\n"
+              "step (docs/transformers.md). Progress (step, loss, tokens/s, ETA) goes to stderr; validations and\n"
+              "samples to stdout. Exit status: 0 done, 2 bad arguments or data, 1 training failed.");
+}
 
-const char* kGenerateHelp =
-    "usage: bprop generate --checkpoint FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K] [--seed S]\n"
-    "Continues the prompt with a GPT checkpoint of bprop train --model gpt.\n"
-    "  --prompt       default a newline (every character must be in the checkpoint's vocabulary)\n"
-    "  --tokens       characters to generate; default 500\n"
-    "  --temperature  logits / T before sampling, 0 for the most likely character; default 0.8\n"
-    "  --top-k        sample among the K most likely characters, 0 for all; default 20\n"
-    "  --seed         default 0: the same text for the same seed\n";
+// The command line of `bprop generate`.
+void declare_generate_options(CommandLine& cl) {
+  cl.option("--checkpoint", "FILE", "a checkpoint of bprop train --model gpt (required)")
+      .option("--prompt", "TEXT", "default a newline (every character must be in the checkpoint's vocabulary)")
+      .option("--tokens", "N", "characters to generate; default 500")
+      .option("--temperature", "T", "logits / T before sampling, 0 for the most likely character; default 0.8")
+      .option("--top-k", "K", "sample among the K most likely characters, 0 for all; default 20")
+      .option("--seed", "S", "default 0: the same text for the same seed")
+      .device_option()
+      .footer("Exit status: 0 done, 2 bad arguments or a checkpoint that is not a GPT's.");
+}
 
 std::string duration(double seconds) {
   const auto s = static_cast<int64_t>(std::max(0.0, seconds));
@@ -133,33 +145,20 @@ std::string quoted_sample(const std::string& text) {
 }  // namespace
 
 int train_gpt_command(const std::vector<std::string>& given) {
-  std::vector<std::string> args = given;
-  take_device_option(args);
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << kTrainGptHelp;
-      return 0;
-    }
-  }
+  CommandLine cl("train --model gpt", "Trains a character-level GPT on a text file, with a validation loss every "
+                                      "--eval-interval steps and a checkpoint that resumes exactly.");
+  declare_train_options(cl);
   models::GptTrainOptions opts;
   bool untied = false;
-  std::vector<std::string> rest;
-  for (const auto& a : args) {
-    if (a == "--data-parallel") opts.data_parallel = true;
-    else if (a == "--jit") opts.jit = true;
-    else if (a == "--untied") untied = true;
-    else rest.push_back(a);
-  }
   std::string data_path, val_path, out_path, resume_path;
   int64_t threads = 0, sample_tokens = 200, stop_at = 0;
   Checkpoint resumed;
   try {
-    const auto given_flags = parse_flags(
-        rest, {"--model", "--data", "--val-data", "--context", "--layers", "--heads", "--width", "--dropout", "--steps",
-               "--batch-size", "--grad-accum", "--lr", "--min-lr", "--warmup", "--weight-decay", "--clip",
-               "--eval-interval", "--eval-batches", "--seed", "--out", "--resume", "--threads", "--sample-tokens",
-               "--stop-at", "--amp", "--amp-dtype"});
-    auto f = given_flags;
+    if (!cl.parse(given)) return 0;
+    opts.data_parallel = cl.has("--data-parallel");
+    opts.jit = cl.has("--jit");
+    untied = cl.has("--untied");
+    Flags f = cl.given();
     resume_path = string_flag(f, "--resume", "");
     if (!resume_path.empty()) {
       // The checkpoint's model and training options are the defaults of a resumed run.
@@ -183,8 +182,7 @@ int train_gpt_command(const std::vector<std::string>& given) {
         if (!f.count(flag) && it != resumed.metadata.end()) f[flag] = it->second;
       }
     }
-    const std::string model = string_flag(f, "--model", "gpt");
-    if (model != "gpt") throw std::invalid_argument("option '--model' must be gpt here, got '" + model + "'");
+    choice_flag(f, "--model", "gpt", {"gpt"});
     const std::string data = string_flag(f, "--data", std::string("text:") + data::kDefaultTextCorpus);
     if (data.rfind("text:", 0) != 0 || data.size() == 5) {
       throw std::invalid_argument("option '--data' must be text:FILE for the gpt model, got '" + data + "'");
@@ -219,15 +217,9 @@ int train_gpt_command(const std::vector<std::string>& given) {
     out_path = string_flag(f, "--out", "gpt.safetensors");
     threads = int_flag(f, "--threads", 0, 1);
     sample_tokens = int_flag(f, "--sample-tokens", 200, 0);
-    opts.amp = string_flag(f, "--amp", "O0");
-    if (opts.amp != "O0" && opts.amp != "O1" && opts.amp != "O2" && opts.amp != "O3") {
-      throw std::invalid_argument("option '--amp' must be O0, O1, O2 or O3, got '" + opts.amp + "'");
-    }
-    opts.amp_dtype = string_flag(f, "--amp-dtype", "bfloat16");
-    if (opts.amp_dtype != "bfloat16" && opts.amp_dtype != "float16") {
-      throw std::invalid_argument("option '--amp-dtype' must be bfloat16 or float16, got '" + opts.amp_dtype + "'");
-    }
-    if (given_flags.count("--amp-dtype") && opts.amp == "O0") throw std::invalid_argument("option '--amp-dtype' needs --amp");
+    opts.amp = choice_flag(f, "--amp", "O0", models::amp_level_names());
+    opts.amp_dtype = choice_flag(f, "--amp-dtype", "bfloat16", models::amp_dtype_names());
+    if (cl.has("--amp-dtype") && opts.amp == "O0") throw std::invalid_argument("option '--amp-dtype' needs --amp");
     stop_at = int_flag(f, "--stop-at", opts.steps, 0);
     if (stop_at > opts.steps) throw std::invalid_argument("option '--stop-at' must be at most --steps");
   } catch (const std::invalid_argument& e) {
@@ -322,18 +314,13 @@ int train_gpt_command(const std::vector<std::string>& given) {
 }
 
 int generate_command(const std::vector<std::string>& given) {
-  std::vector<std::string> args = given;
-  take_device_option(args);
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << kGenerateHelp;
-      return 0;
-    }
-  }
+  CommandLine cl("generate", "Continues the prompt with a GPT checkpoint of bprop train --model gpt.");
+  declare_generate_options(cl);
   std::string path, prompt;
   nn::GenerateOptions g;
   try {
-    const auto f = parse_flags(args, {"--checkpoint", "--prompt", "--tokens", "--temperature", "--top-k", "--seed"});
+    if (!cl.parse(given)) return 0;
+    const Flags& f = cl.given();
     path = string_flag(f, "--checkpoint", "");
     if (path.empty()) throw std::invalid_argument("option '--checkpoint FILE' is required");
     prompt = string_flag(f, "--prompt", "\n");

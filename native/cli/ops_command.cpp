@@ -10,6 +10,7 @@
 #include "bprop/device.h"
 #include "bprop/op_table.h"
 #include "bprop/registry.h"
+#include "command_line.h"
 #include "commands.h"
 
 namespace bprop::cli {
@@ -204,23 +205,21 @@ void print_markdown(const std::vector<OpRow>& rows) {
 }  // namespace
 
 int ops_command(const std::vector<std::string>& args) {
-  enum class Mode { Text, Json, Markdown } mode = Mode::Text;
-  for (const std::string& a : args) {
-    if (a == "--json") mode = Mode::Json;
-    else if (a == "--markdown") mode = Mode::Markdown;
-    else if (a == "--help" || a == "-h") {
-      std::cout << "usage: bprop ops [--json | --markdown]\n"
-                   "The op coverage matrix: op, family, kernels per backend, the float dtypes it takes, bprop or\n"
-                   "no grad, and whether the gradcheck op table checks it at first (check1) and second (check2)\n"
-                   "order. The JSON also\n"
-                   "gives each op's inputs, whether they come as one list (variadic) and its attributes (name,\n"
-                   "kind, required, default, choices).\n";
-      return 0;
-    } else {
-      std::cerr << "bprop ops: unknown option '" << a << "' (expected --json or --markdown)\n";
-      return 2;
-    }
+  CommandLine cl("ops", "The op coverage matrix: op, family, kernels per backend, the float dtypes it takes, bprop "
+                        "or no grad, and whether the gradcheck op table checks it at first (check1) and second "
+                        "(check2) order.");
+  cl.flag("--json", "as JSON, with each op's inputs, whether they come as one list (variadic) and its attributes "
+                    "(name, kind, required, default, choices)")
+      .flag("--markdown", "as the Markdown of docs/ops.md");
+  try {
+    if (!cl.parse(args)) return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "bprop ops: " << e.what() << " (see bprop ops --help)\n";
+    return 2;
   }
+  enum class Mode { Text, Json, Markdown } mode = Mode::Text;
+  if (cl.has("--json")) mode = Mode::Json;
+  if (cl.has("--markdown")) mode = Mode::Markdown;
   const std::vector<OpRow> rows = matrix();
   if (mode == Mode::Json) print_json(rows);
   else if (mode == Mode::Markdown) print_markdown(rows);

@@ -17,8 +17,8 @@
 #include "bprop/dist.h"
 #include "bprop/nn/checkpoint.h"
 #include "bprop/nn/init.h"
+#include "command_line.h"
 #include "commands.h"
-#include "flags.h"
 #include "train_setup.h"
 #include "data/idx.h"
 #include "kernels/cpu/parallel.h"
@@ -28,51 +28,48 @@
 namespace bprop::cli {
 namespace {
 
-const char* kTrainHelp =
-    "usage: bprop train [--model mlp|cnn] [--data DIR] [--epochs N] [--batch-size B] [--lr LR]\n"
-    "                   [--optimizer sgd|adam] [--momentum M] [--schedule cosine|constant] [--seed S]\n"
-    "                   [--out FILE] [--limit N] [--test-limit N] [--threads N]\n"
-    "                   [--data-parallel [--bucket-mb MB]] [--resume FILE] [--jit]\n"
-    "                   [--amp O0|O1|O2|O3 [--amp-dtype bfloat16|float16] [--loss-scale auto|dynamic|none|S]]\n"
-    "Trains a classifier on the IDX files of DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte,\n"
-    "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each gzip-compressed (.gz) or not), evaluates it on the\n"
-    "test set after every epoch and saves a safetensors checkpoint.\n"
-    "  --model        mlp (784-256-128-10, ReLU) or cnn (two conv + max-pool blocks, dense head); default mlp\n"
-    "  --data         the data directory; default /usr/share/datasets/fashion-mnist (Debian package\n"
-    "                 dataset-fashion-mnist)\n"
-    "  --epochs       passes over the training set; default 5\n"
-    "  --batch-size   images per step; default 64\n"
-    "  --lr           learning rate (of the first epoch with --schedule cosine); default 0.001\n"
-    "  --optimizer    adam or sgd; default adam\n"
-    "  --momentum     SGD momentum; default 0.9\n"
-    "  --schedule     cosine (the rate of epoch e is lr * (1 + cos(pi * (e - 1) / epochs)) / 2) or constant;\n"
-    "                 default cosine\n"
-    "  --seed         seeds the initial weights and the per-epoch shuffle; default 0\n"
-    "  --out          the checkpoint file; default <model>.safetensors\n"
-    "  --limit        train on the first N training images only\n"
-    "  --test-limit   evaluate on the first N test images only\n"
-    "  --threads      CPU threads of the kernels; default: all cores (with --data-parallel: the cores divided\n"
-    "                 by the ranks on this host)\n"
-    "  --data-parallel  train on every rank of an MPI job (mpirun -np 4 bprop train --data-parallel ...): each\n"
-    "                 rank takes its share of every batch of --batch-size images (the global batch), gradients\n"
-    "                 are averaged over the ranks; rank 0 prints and saves (docs/distributed.md). Without a\n"
-    "                 launcher it runs as one process; a build without MPI refuses it. With --device ascend\n"
-    "                 the gradients go through HCCL, each rank on NPU (local rank mod the NPUs of its host)\n"
-    "  --bucket-mb    MiB of gradients per allreduce with --data-parallel; default 25\n"
-    "  --resume FILE  go on from a checkpoint of bprop train: its weights, optimizer state and loss scale,\n"
-    "                 from the epoch after its last; --epochs counts from the first, so 2 epochs, then\n"
-    "                 --resume with --epochs 3, train as --epochs 3 (every rank reads the file)\n"
-    "  --jit          graph mode: each training step (loss, gradients and the optimizer's update) is traced once\n"
-    "                 into one optimised graph and replayed (docs/jit.md); the same results as without it\n"
-    "  --amp          mixed precision (docs/mixed-precision.md): O1 runs matmul and conv2d in --amp-dtype, O2\n"
-    "                 every op but norms, softmax, reductions and losses, O3 every op; weights stay float32.\n"
-    "                 Default O0 (float32)\n"
-    "  --amp-dtype    bfloat16 (default) or float16\n"
-    "  --loss-scale   auto (default: dynamic for float16, none for bfloat16), dynamic (from 65536, halved on\n"
-    "                 an overflow, which skips the step, doubled after 1000 good steps), none, or a fixed scale\n"
-    "Inputs are scaled to [0, 1] and standardised with the training set's pixel mean and std (kept in the\n"
-    "checkpoint's metadata with the model name, epochs and test accuracy). Progress goes to stderr, results\n"
-    "to stdout. Exit status: 0 done, 2 bad arguments or data files, 1 training failed.\n";
+// The command line of `bprop train` for the classifiers.
+void declare_options(CommandLine& cl) {
+  cl.option("--model", "mlp|cnn", "mlp (784-256-128-10, ReLU) or cnn (two conv + max-pool blocks, dense head); "
+                                  "default mlp. --model gpt: bprop train --model gpt --help")
+      .option("--data", "DIR", std::string("the data directory; default ") + data::kDefaultDataDir +
+                                   " (Debian package dataset-fashion-mnist)")
+      .option("--epochs", "N", "passes over the training set, counted from the first (with --resume too); default 5")
+      .option("--batch-size", "B", "images per step; default 64")
+      .option("--lr", "LR", "learning rate (of the first epoch with --schedule cosine); default 0.001")
+      .option("--optimizer", choices_usage(models::optimizer_names()), "default adam")
+      .option("--momentum", "M", "SGD momentum, in [0, 1); default 0.9")
+      .option("--schedule", choices_usage(models::schedule_names()),
+              "cosine (the rate of epoch e is lr * (1 + cos(pi * (e - 1) / epochs)) / 2) or constant; default cosine")
+      .option("--seed", "S", "seeds the initial weights and the per-epoch shuffle; default 0")
+      .option("--out", "FILE", "the checkpoint file; default <model>.safetensors")
+      .option("--limit", "N", "train on the first N training images only")
+      .option("--test-limit", "N", "evaluate on the first N test images only")
+      .option("--threads", "N", "CPU threads of the kernels; default all cores (with --data-parallel: the cores "
+                                "divided by the ranks on this host)")
+      .flag("--data-parallel", "train on every rank of an MPI job (mpirun -np 4 bprop train --data-parallel ...): "
+                               "each rank takes its share of every batch of --batch-size images, gradients are "
+                               "averaged over the ranks, rank 0 prints and saves (docs/distributed.md); with "
+                               "--device ascend through HCCL, each rank on one NPU")
+      .option("--bucket-mb", "MB", "MiB of gradients per allreduce with --data-parallel; default 25")
+      .option("--resume", "FILE", "go on from a checkpoint of bprop train (weights, optimizer state, loss scale) "
+                                  "from the epoch after its last; every rank reads the file")
+      .flag("--jit", "graph mode: each training step (loss, gradients, update) traced once into one graph and "
+                     "replayed (docs/jit.md); the same results as without it")
+      .option("--amp", choices_usage(models::amp_level_names()),
+              "mixed precision (docs/mixed-precision.md): O1 runs matmul and conv2d in --amp-dtype, O2 every op but "
+              "norms, softmax, reductions and losses, O3 every op; weights stay float32. Default O0")
+      .option("--amp-dtype", choices_usage(models::amp_dtype_names()), "default bfloat16")
+      .option("--loss-scale", "auto|dynamic|none|S",
+              "auto (default: dynamic for float16, none for bfloat16), dynamic (from 65536, halved on an overflow, "
+              "which skips the step, doubled after 1000 good steps), none, or a fixed scale")
+      .device_option()
+      .footer("The data are the IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte\n"
+              "and t10k-labels-idx1-ubyte, gzip-compressed (.gz) or not. Inputs are scaled to [0, 1] and standardised\n"
+              "with the training set's pixel mean and std (kept in the checkpoint's metadata with the model name,\n"
+              "epochs and test accuracy). Progress goes to stderr, results to stdout.\n"
+              "Exit status: 0 done, 2 bad arguments or data files, 1 training failed.");
+}
 
 // The \r-updated progress line of one epoch on stderr: redrawn at most 10 times a second on a terminal,
 // every 10 seconds otherwise (logs), and always on the last batch.
@@ -115,53 +112,33 @@ int train_command(const std::vector<std::string>& given) {
       return train_gpt_command(given);
     }
   }
-  std::vector<std::string> args = given;
-  take_device_option(args);
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << kTrainHelp;
-      return 0;
-    }
-  }
+  CommandLine cl("train", "Trains a classifier on Fashion-MNIST (or another MNIST-style data set), evaluates it on the "
+                          "test set after every epoch and saves a safetensors checkpoint.");
+  declare_options(cl);
   models::TrainOptions opts;
   std::string data_dir, out_path, resume_path;
   int64_t limit = -1, test_limit = -1, threads = 0;
-  // --data-parallel and --jit are the flags without a value.
-  std::vector<std::string> rest;
-  for (const auto& a : args) {
-    if (a == "--data-parallel") opts.data_parallel = true;
-    else if (a == "--jit") opts.jit = true;
-    else rest.push_back(a);
-  }
   try {
-    const auto f = parse_flags(rest, {"--model", "--data", "--epochs", "--batch-size", "--lr", "--optimizer",
-                                      "--momentum", "--schedule", "--seed", "--out", "--limit", "--test-limit", "--threads",
-                                      "--bucket-mb", "--resume", "--amp", "--amp-dtype", "--loss-scale"});
+    if (!cl.parse(given)) return 0;
+    const Flags& f = cl.given();
+    opts.data_parallel = cl.has("--data-parallel");
+    opts.jit = cl.has("--jit");
     if (opts.jit && opts.data_parallel) {
       throw std::invalid_argument("options '--jit' and '--data-parallel' cannot be combined yet (the gradient "
                                   "buckets are reduced from the eager backward)");
     }
-    opts.model = string_flag(f, "--model", "mlp");
-    bool known_model = false;
-    for (const auto& m : models::model_names()) known_model = known_model || m == opts.model;
-    if (!known_model) throw std::invalid_argument("option '--model' must be mlp or cnn, got '" + opts.model + "'");
+    opts.model = choice_flag(f, "--model", "mlp", models::model_names());
     data_dir = string_flag(f, "--data", data::kDefaultDataDir);
     opts.epochs = int_flag(f, "--epochs", 5, 1);
     opts.batch_size = int_flag(f, "--batch-size", 64, 1);
     opts.lr = real_flag(f, "--lr", 1e-3);
     if (!(opts.lr > 0.0)) throw std::invalid_argument("option '--lr' must be positive, got " + f.at("--lr"));
-    opts.optimizer = string_flag(f, "--optimizer", "adam");
-    if (opts.optimizer != "adam" && opts.optimizer != "sgd") {
-      throw std::invalid_argument("option '--optimizer' must be sgd or adam, got '" + opts.optimizer + "'");
-    }
+    opts.optimizer = choice_flag(f, "--optimizer", "adam", models::optimizer_names());
     opts.momentum = real_flag(f, "--momentum", 0.9);
     if (opts.momentum < 0.0 || opts.momentum >= 1.0) {
       throw std::invalid_argument("option '--momentum' must be in [0, 1), got " + f.at("--momentum"));
     }
-    opts.schedule = string_flag(f, "--schedule", "cosine");
-    if (opts.schedule != "cosine" && opts.schedule != "constant") {
-      throw std::invalid_argument("option '--schedule' must be cosine or constant, got '" + opts.schedule + "'");
-    }
+    opts.schedule = choice_flag(f, "--schedule", "cosine", models::schedule_names());
     opts.seed = static_cast<uint64_t>(int_flag(f, "--seed", 0, 0));
     out_path = string_flag(f, "--out", opts.model + ".safetensors");
     if (out_path.empty()) throw std::invalid_argument("option '--out' needs a file name");
@@ -174,14 +151,8 @@ int train_command(const std::vector<std::string>& given) {
       throw std::invalid_argument("option '--bucket-mb' needs --data-parallel");
     }
     resume_path = string_flag(f, "--resume", "");
-    opts.amp = string_flag(f, "--amp", "O0");
-    if (opts.amp != "O0" && opts.amp != "O1" && opts.amp != "O2" && opts.amp != "O3") {
-      throw std::invalid_argument("option '--amp' must be O0, O1, O2 or O3, got '" + opts.amp + "'");
-    }
-    opts.amp_dtype = string_flag(f, "--amp-dtype", "bfloat16");
-    if (opts.amp_dtype != "bfloat16" && opts.amp_dtype != "float16") {
-      throw std::invalid_argument("option '--amp-dtype' must be bfloat16 or float16, got '" + opts.amp_dtype + "'");
-    }
+    opts.amp = choice_flag(f, "--amp", "O0", models::amp_level_names());
+    opts.amp_dtype = choice_flag(f, "--amp-dtype", "bfloat16", models::amp_dtype_names());
     opts.loss_scale = string_flag(f, "--loss-scale", "auto");
     if (opts.loss_scale != "auto" && opts.loss_scale != "dynamic" && opts.loss_scale != "none") {
       const double scale = real_flag(f, "--loss-scale", 0.0);

@@ -21,6 +21,26 @@
 #include "util/whole_number.h"
 
 namespace bprop::models {
+
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names{"adam", "sgd"};
+  return names;
+}
+
+const std::vector<std::string>& schedule_names() {
+  static const std::vector<std::string> names{"cosine", "constant"};
+  return names;
+}
+
+const std::vector<std::string>& amp_level_names() {
+  static const std::vector<std::string> names{"O0", "O1", "O2", "O3"};
+  return names;
+}
+
+const std::vector<std::string>& amp_dtype_names() {
+  static const std::vector<std::string> names{"bfloat16", "float16"};
+  return names;
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -184,7 +204,7 @@ Trainer::Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization n
     }
     optimizer_ = std::make_shared<optim::SGD>(params, opts_.lr, opts_.momentum);
   } else {
-    throw ValueError("unknown optimizer '" + opts_.optimizer + "' (known optimizers: 'sgd', 'adam')");
+    throw ValueError("unknown optimizer '" + opts_.optimizer + "' (known optimizers: 'adam', 'sgd')");
   }
   if (opts_.schedule == "cosine") {
     schedule_ = std::make_unique<optim::CosineAnnealingLR>(*optimizer_, std::max<int64_t>(1, opts_.epochs));

@@ -31,6 +31,13 @@ Tensor make_image_batch(const data::Dataset& ds, const std::vector<int64_t>& ind
 /// Their labels as an int32 (n,) tensor.
 Tensor make_label_batch(const data::Dataset& ds, const std::vector<int64_t>& indices);
 
+/// The names TrainOptions::optimizer and TrainOptions::schedule take, and the mixed-precision levels and dtypes
+/// of both trainers: the choices the command line offers and checks.
+const std::vector<std::string>& optimizer_names();  // "adam", "sgd"
+const std::vector<std::string>& schedule_names();   // "cosine", "constant"
+const std::vector<std::string>& amp_level_names();  // "O0" .. "O3"
+const std::vector<std::string>& amp_dtype_names();  // "bfloat16", "float16"
+
 struct TrainOptions {
   std::string model = "mlp";
   int64_t epochs = 5;
