@@ -70,6 +70,21 @@ std::string format_double(double v) {
   return buf;
 }
 
+// The network a training step differentiates: (images, labels) -> (cross-entropy loss, logits); the logits are
+// the step's auxiliary output (for the accuracy).
+class LossAndLogits : public Cell {
+ public:
+  LossAndLogits(std::shared_ptr<Cell> model, std::shared_ptr<Cell> loss_fn)
+      : model_(register_cell("model", std::move(model))), loss_fn_(register_cell("loss_fn", std::move(loss_fn))) {}
+  Value construct(const std::vector<Tensor>& in) override {
+    const Tensor logits = (*model_)(in[0]);
+    return Value{(*loss_fn_)(logits, in[1]), logits};
+  }
+
+ private:
+  std::shared_ptr<Cell> model_, loss_fn_;
+};
+
 // The loss scaler `spec` names (TrainOptions::loss_scale); "auto" scales dynamically when `float16` (its range ends
 // at 65504 and small gradients flush to zero), not at all otherwise.
 std::shared_ptr<amp::LossScaler> make_loss_scaler(const std::string& spec, bool float16) {
@@ -215,6 +230,12 @@ Trainer::Trainer(std::shared_ptr<Cell> model, TrainOptions opts, Normalization n
   const DType half = parse_dtype(opts_.amp_dtype);
   if (level != amp::Level::O0) amp::auto_mixed_precision(model_, level, half);
   scaler_ = make_loss_scaler(opts_.loss_scale, level != amp::Level::O0 && half == DType::Float16);
+  network_ = std::make_shared<LossAndLogits>(model_, loss_fn_);
+  if (scaler_) {
+    train_step_ = std::make_shared<nn::TrainOneStepWithLossScaleCell>(network_, optimizer_, scaler_, /*has_aux=*/true);
+  } else {
+    train_step_ = std::make_shared<nn::TrainOneStepCell>(network_, optimizer_, /*has_aux=*/true);
+  }
   if (opts_.data_parallel) {
     dp_ = std::make_unique<dist::DataParallel>(model_, optimizer_, dist::DataParallelOptions{opts_.bucket_mb});
     dp_->set_loss_scaler(scaler_);
@@ -295,36 +316,17 @@ EpochResult Trainer::train_epoch(const data::Dataset& train, int64_t epoch,
   dist::DistributedSampler sampler(train.count, opts_.batch_size, rank, world, opts_.seed);
   sampler.set_epoch(epoch);
 
-  Cell& net = *model_;
-  Cell& loss_fn = *loss_fn_;
-  const Fn step_fn = [&net, &loss_fn](const std::vector<Tensor>& in) -> Value {
-    const Tensor logits = net(in[0]);
-    return Value{loss_fn(logits, in[1]), logits};
-  };
-  const GradFn step = value_and_grad(step_fn, nullptr, optimizer_->parameters(), /*has_aux=*/true);
-  // With loss scaling the gradients are those of loss * scale; the step is skipped (a select under jit) when the
-  // unscaled gradients are not all finite, and the third output says so.
-  const amp::LossScaler* scaler = scaler_.get();
-  const Fn scaled_step_fn = [&step_fn, scaler](const std::vector<Tensor>& in) -> Value {
-    const Value v = step_fn(in);
-    return Value{scaler->scale(v[0].tensor()), v[0], v[1]};
-  };
-  const GradFn scaled_step = value_and_grad(scaled_step_fn, nullptr, optimizer_->parameters(), /*has_aux=*/true);
+  Cell& network = *network_;
+  const Fn step_fn = [&network](const std::vector<Tensor>& in) { return network(in); };  // (data parallel's step)
   // One step: (loss, logits[, overflow]) after the update; with --jit one graph per batch shape (the last batch may
   // differ).
-  const Fn train_step = [&step, &scaled_step, scaler, this](const std::vector<Tensor>& in) -> Value {
-    if (!scaler) {
-      const Value r = step(in);
-      optimizer_->apply_gradients(r[1]);
-      return r[0];
-    }
-    const Value r = scaled_step(in);
-    const nn::UnscaledGradients g = nn::unscale_and_check(*scaler, r[1].flatten());
-    optimizer_->step(g.grads, g.finite);
-    scaler_->adjust(g.finite);
-    return Value{r[0][1], r[0][2], ops::equal(g.finite, full({}, 0.0, DType::Bool))};
+  Cell& train_step = *train_step_;
+  const amp::LossScaler* scaler = scaler_.get();
+  const Fn one_step = [&train_step, scaler](const std::vector<Tensor>& in) -> Value {
+    const Value r = train_step(in);
+    return scaler ? Value{r[0], r[3], r[1]} : r;
   };
-  const Fn run_step = opts_.jit && !dp_ ? Fn(jit(train_step)) : train_step;
+  const Fn run_step = opts_.jit && !dp_ ? Fn(jit(one_step)) : one_step;
 
   const int64_t batches = sampler.batches();
   const auto t0 = Clock::now();

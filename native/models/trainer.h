@@ -153,10 +153,14 @@ class Trainer {
   TrainOptions opts_;
   Normalization norm_;
   std::shared_ptr<Cell> loss_fn_;
+  std::shared_ptr<Cell> network_;  // (images, labels) -> (loss, logits)
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<optim::LRScheduler> schedule_;  // null for "constant"
   std::unique_ptr<dist::DataParallel> dp_;
   std::shared_ptr<amp::LossScaler> scaler_;
+  /// One step on network_: nn::TrainOneStepCell ((loss, logits) after the update), or with a loss scaler
+  /// nn::TrainOneStepWithLossScaleCell ((loss, overflow, scale, logits)).
+  std::shared_ptr<Cell> train_step_;
   int64_t first_epoch_ = 1;
 };
 

@@ -252,6 +252,40 @@ TEST(TrainOneStepWithLossScaleCell, AnInjectedOverflowSkipsExactlyThatStep) {
   for (const Tensor& p : eager.params) EXPECT_TRUE(amp::all_finite({p}).item() != 0.0);
 }
 
+// With has_aux the network returns (loss, aux...) and the cell (loss, overflow, scale, aux...); the parameters move
+// as with the loss alone.
+class ScaledLossAndInput : public Cell {
+ public:
+  explicit ScaledLossAndInput(uint64_t seed) : net_(register_cell("net", std::make_shared<ScaledLossNet>(seed))) {}
+  Value construct(const std::vector<Tensor>& in) override { return Value{(*net_)(in).tensor(), in[0] * 2.0}; }
+
+ private:
+  std::shared_ptr<ScaledLossNet> net_;
+};
+
+TEST(TrainOneStepWithLossScaleCell, WithAuxReturnsItAfterTheScaleAndTrainsTheSame) {
+  auto plain_net = std::make_shared<ScaledLossNet>(23);
+  auto aux_net = std::make_shared<ScaledLossAndInput>(23);
+  nn::TrainOneStepWithLossScaleCell plain(plain_net, std::make_shared<optim::Adam>(plain_net->trainable_params(), 1e-2),
+                                          std::make_shared<amp::StaticLossScaler>(64.0));
+  nn::TrainOneStepWithLossScaleCell with_aux(aux_net, std::make_shared<optim::Adam>(aux_net->trainable_params(), 1e-2),
+                                             std::make_shared<amp::StaticLossScaler>(64.0), /*has_aux=*/true);
+  const Tensor x = f32({8, 6}, 9);
+  for (int k = 0; k < 2; ++k) {
+    const Value a = plain({x, scalar(1.0)});
+    const Value b = with_aux({x, scalar(1.0)});
+    ASSERT_EQ(b.size(), 4u);
+    EXPECT_TRUE(same_bits(b[0].tensor(), a[0].tensor()));
+    EXPECT_EQ(b[1].tensor().item(), 0.0);
+    EXPECT_EQ(b[2].tensor().item(), 64.0);
+    EXPECT_TRUE(same_bits(b[3].tensor(), x * 2.0));
+  }
+  std::vector<Tensor> pa, pb;
+  for (const Parameter& p : plain_net->trainable_params()) pa.push_back(p.clone());
+  for (const Parameter& p : aux_net->trainable_params()) pb.push_back(p.clone());
+  EXPECT_TRUE(same_bits(pa, pb));
+}
+
 TEST(TrainOneStepWithLossScaleCell, SkippedStepLeavesParametersAndOptimizerUntouched) {
   auto net = std::make_shared<ScaledLossNet>(22);
   auto opt = std::make_shared<optim::Adam>(net->trainable_params(), 1e-2);

@@ -7,9 +7,11 @@
 
 #include "bprop/bprop.h"
 #include "nn_test_util.h"
+#include "same_bits.h"
 
 using namespace bprop;
 using namespace nntest;
+using bitwise::same_bits;
 
 namespace {
 
@@ -275,6 +277,55 @@ TEST(NnTrain, TrainOneStepCellIsValueAndGradPlusUpdate) {
   EXPECT_LT(train.step({x, y}).item(), loss.item() * 0.5);
   EXPECT_EQ(train.parameters_and_names()[0].first, "network.backbone.weight");
   expect_error<ValueError>([&] { with_loss->construct({x}); }, {"For 'WithLossCell'"});
+}
+
+// A network returning (loss, prediction): TrainOneStepCell with has_aux differentiates the loss only and returns
+// both, computed before the update; the parameters move exactly as without the auxiliary output.
+namespace {
+class LossAndPrediction : public Cell {
+ public:
+  explicit LossAndPrediction(std::shared_ptr<nn::WithLossCell> with_loss)
+      : with_loss_(register_cell("with_loss", std::move(with_loss))) {}
+  Value construct(const std::vector<Tensor>& in) override {
+    return Value{(*with_loss_)(in), (*with_loss_->backbone())({in[0]})};
+  }
+
+ private:
+  std::shared_ptr<nn::WithLossCell> with_loss_;
+};
+}  // namespace
+
+TEST(NnTrain, TrainOneStepCellWithAuxReturnsItAndTrainsTheSame) {
+  auto make = [] {
+    auto dense = std::make_shared<nn::Dense>(3, 2,
+                                             nn::DenseOptions{.weight_init = f64({0.1, -0.2, 0.3, 0.4, 0.5, -0.6}, {2, 3}),
+                                                              .bias_init = f64({0.05, -0.05}, {2}),
+                                                              .dtype = DType::Float64});
+    return std::make_shared<nn::WithLossCell>(dense, std::make_shared<nn::MSELoss>());
+  };
+  const Tensor x = f64({1.0, 2.0, -1.0, 0.5, -0.5, 2.0}, {2, 3});
+  const Tensor y = f64({0.5, -0.5, 1.0, 0.0}, {2, 2});
+  auto plain_net = make();
+  nn::TrainOneStepCell plain(plain_net, std::make_shared<optim::SGD>(plain_net->trainable_params(), 0.1));
+  auto aux_net = std::make_shared<LossAndPrediction>(make());
+  nn::TrainOneStepCell with_aux(aux_net, std::make_shared<optim::SGD>(aux_net->trainable_params(), 0.1),
+                                /*has_aux=*/true);
+  for (int i = 0; i < 3; ++i) {
+    const Tensor before = (*plain_net->backbone())(x);  // the prediction before this step's update
+    const Tensor loss = plain.step({x, y});
+    const Value r = with_aux({x, y});
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_TRUE(same_bits(r[0].tensor(), loss));
+    EXPECT_TRUE(same_bits(r[1].tensor(), before));
+  }
+  EXPECT_TRUE(same_bits(plain_net->trainable_params()[0], aux_net->trainable_params()[0]));
+  EXPECT_TRUE(same_bits(plain_net->trainable_params()[1], aux_net->trainable_params()[1]));
+  // The network's result must fit the cell's promise.
+  const auto sgd = [](const Cell& c) { return std::make_shared<optim::SGD>(c.trainable_params(), 0.1); };
+  expect_error<ValueError>([&] { nn::TrainOneStepCell(plain_net, sgd(*plain_net), true)({x, y}); },
+                           {"For 'TrainOneStepCell', with has_aux the network must return (loss, aux...), got one tensor"});
+  expect_error<ValueError>([&] { nn::TrainOneStepCell(aux_net, sgd(*aux_net))({x, y}); },
+                           {"For 'TrainOneStepCell', the network must return the loss, got a tuple of 2"});
 }
 
 // ---- the seed's LinearRegressor example ---------------------------------------------------------------

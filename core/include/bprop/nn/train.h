@@ -22,10 +22,12 @@ class WithLossCell : public Cell {
 };
 
 /// construct(inputs...) runs value_and_grad of `network` (which returns the loss) w.r.t. the optimizer's
-/// parameters, applies the optimizer, and returns the loss computed before the update.
+/// parameters, applies the optimizer, and returns the loss computed before the update. With `has_aux` the network
+/// returns (loss, aux...) (a classifier's logits, say): the gradients are the loss's, and the cell returns
+/// (loss, aux...), all computed before the update.
 class TrainOneStepCell : public Cell {
  public:
-  TrainOneStepCell(std::shared_ptr<Cell> network, std::shared_ptr<optim::Optimizer> optimizer);
+  TrainOneStepCell(std::shared_ptr<Cell> network, std::shared_ptr<optim::Optimizer> optimizer, bool has_aux = false);
   Value construct(const std::vector<Tensor>& inputs) override;
   /// One training step; the loss as a tensor.
   Tensor step(const std::vector<Tensor>& inputs);
@@ -35,6 +37,7 @@ class TrainOneStepCell : public Cell {
  private:
   std::shared_ptr<Cell> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
+  bool has_aux_;
 };
 
 /// MindSpore's TrainOneStepWithLossScaleCell (PyTorch's GradScaler around a step): construct(inputs...) takes the
@@ -42,11 +45,12 @@ class TrainOneStepCell : public Cell {
 /// every unscaled gradient is finite; then the scaler adjusts its scale (a dynamic scaler halves it after an
 /// overflow). Returns (loss, overflow, scale): the loss before the update, a 0-d bool that is true when the step was
 /// skipped, and the scale this step used. Eager and jitted steps give the same bits; under jit nothing is read back
-/// (the skip is a select in the graph).
+/// (the skip is a select in the graph). With `has_aux` the network returns (loss, aux...) and the cell
+/// (loss, overflow, scale, aux...).
 class TrainOneStepWithLossScaleCell : public Cell {
  public:
   TrainOneStepWithLossScaleCell(std::shared_ptr<Cell> network, std::shared_ptr<optim::Optimizer> optimizer,
-                                std::shared_ptr<amp::LossScaler> scaler);
+                                std::shared_ptr<amp::LossScaler> scaler, bool has_aux = false);
   Value construct(const std::vector<Tensor>& inputs) override;
   const std::shared_ptr<Cell>& network() const { return network_; }
   const std::shared_ptr<optim::Optimizer>& optimizer() const { return optimizer_; }
@@ -56,6 +60,7 @@ class TrainOneStepWithLossScaleCell : public Cell {
   std::shared_ptr<Cell> network_;
   std::shared_ptr<optim::Optimizer> optimizer_;
   std::shared_ptr<amp::LossScaler> scaler_;
+  bool has_aux_;
 };
 
 /// The scaled step's arithmetic, shared by TrainOneStepWithLossScaleCell and data-parallel training: from the
