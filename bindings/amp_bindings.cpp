@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "bprop/nn/train.h"
 #include "convert.h"
 #include "guard.h"
 #include "handles.h"
@@ -171,6 +172,15 @@ val scaler_unscale_and_check(ScalerPtr s, val grads) {
   });
 }
 
+/// The core's TrainOneStepWithLossScaleCell on `network` (a core cell: a layer, or a JsCell).
+val make_train_one_step_with_loss_scale_cell(std::shared_ptr<Cell> network, std::shared_ptr<optim::Optimizer> opt,
+                                             ScalerPtr scaler, bool has_aux) {
+  return guarded([&] {
+    return val(std::shared_ptr<Cell>(
+        std::make_shared<nn::TrainOneStepWithLossScaleCell>(network, opt, scaler->base, has_aux)));
+  });
+}
+
 val optimizer_step_if(std::shared_ptr<optim::Optimizer> opt, val grads, val apply_if) {
   return guarded([&] {
     opt->step(to_tensors(grads), tensor_arg(apply_if));
@@ -197,4 +207,5 @@ EMSCRIPTEN_BINDINGS(bprop_amp) {
   function("ampScalerLoadState", &js::scaler_load_state);
   function("ampScalerUnscaleAndCheck", &js::scaler_unscale_and_check);
   function("nnOptimizerStepIf", &js::optimizer_step_if);
+  function("ampMakeTrainOneStepWithLossScaleCell", &js::make_train_one_step_with_loss_scale_cell);
 }

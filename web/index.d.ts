@@ -940,16 +940,21 @@ export interface Nn {
   };
   /** construct(...data, label) = lossFn(backbone(...data), label). */
   readonly WithLossCell: new (backbone: Cell, lossFn: (logits: Tensor, label: Tensor) => Tensor) => WithLossCell;
-  /** Each call: the loss, its gradients w.r.t. optimizer.parameters, the update; returns the loss before it. */
-  readonly TrainOneStepCell: new (network: Cell, optimizer: Optimizer) => TrainOneStepCell;
+  /**
+   * Each call: the loss, its gradients w.r.t. optimizer.parameters, the update; returns the loss before it. With
+   * hasAux the network returns [loss, ...aux] and the call [loss, ...aux].
+   */
+  readonly TrainOneStepCell: new (network: Cell, optimizer: Optimizer, options?: { hasAux?: boolean }) => TrainOneStepCell;
   /**
    * Each call: the gradients of loss * scale, unscaled; the update only when all are finite; the scaler adjusts.
-   * Returns [loss, overflow (0-d bool: the step was skipped), the scale used].
+   * Returns [loss, overflow (0-d bool: the step was skipped), the scale used] (with hasAux, the network's aux
+   * outputs after them).
    */
   readonly TrainOneStepWithLossScaleCell: new (
     network: Cell,
     optimizer: Optimizer,
     scaler: LossScaler,
+    options?: { hasAux?: boolean },
   ) => TrainOneStepWithLossScaleCell;
 
   readonly init: NnInit;

@@ -33,7 +33,7 @@ import {
   Tensor,
   TYPED,
 } from './tensor.js';
-import { camel, isPlainObject } from './util.js';
+import { camel, isPlainObject, weakCallback } from './util.js';
 
 export { BpropError, DTypeError, MemoryError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
 
@@ -78,8 +78,12 @@ const PACKAGE_DIR = (() => {
   return url.slice(0, url.lastIndexOf('/') + 1);
 })();
 
-/** Whether a stack frame's file is the user's: a URL or an absolute path, not in this package nor Node's own. */
-const userFile = (file) => /^(?:[a-z]+:\/\/|\/)/i.test(file) && !file.startsWith(PACKAGE_DIR) && !file.startsWith('node:');
+/**
+ * Whether a stack frame's file is the user's: a URL or an absolute path, not in this package, Node's own or the
+ * WebAssembly module (whose frames stand between a core cell and the JavaScript cells it calls back).
+ */
+const userFile = (file) =>
+  /^(?:[a-z]+:\/\/|\/)/i.test(file) && !file.startsWith(PACKAGE_DIR) && !file.startsWith('node:') && !file.startsWith('wasm:');
 const frameText = (file, line, column) => `${file.slice(file.lastIndexOf('/') + 1)}:${line}:${column}`;
 
 /** "train.js:12:7": the first frame of an Error stack outside this package (V8, SpiderMonkey and JSC formats). */
@@ -113,7 +117,8 @@ function callSites(depth) {
  * faster than the text of the whole stack.
  */
 function currentCallerFrame() {
-  for (const depth of [6, 50]) {
+  // (deeper when a core cell calls JavaScript cells back: each level adds the module's frames)
+  for (const depth of [6, 50, 400]) {
     const sites = callSites(depth);
     if (sites === null) return callerFrame(new Error().stack);
     for (const site of sites) {
@@ -152,24 +157,6 @@ function jitOptions(options) {
     }
   }
   return out;
-}
-
-/**
- * The function the module keeps for a jitted function: it calls target.callback through a WeakRef, so that the
- * module (a garbage-collection root) does not keep the target alive. Made here, outside bp.jit, so that its
- * closure holds nothing else. The target lives while its jitted function does, which is all the time the
- * module can call it (only from within a call of that function).
- */
-function weakCallback(bp, target) {
-  // (no closure here may name `target`: closures of one function share its captured variables)
-  if (typeof WeakRef !== 'function') return target.callback;
-  const ref = new WeakRef(target);
-  return (...args) => {
-    const t = ref.deref();
-    if (t !== undefined) return t.callback(...args);
-    bp._pendingError = new ValueError('bprop.jit: the jitted function has been collected');
-    return undefined;
-  };
 }
 
 /**
@@ -983,7 +970,8 @@ class Bprop {
       }
     };
     const target = { callback: this._callback(marked) };
-    let id = this._check(mod.jitCreate(weakCallback(this, target), opts));
+    const callback = weakCallback(this, target, 'bprop.jit: the jitted function has been collected');
+    let id = this._check(mod.jitCreate(callback, opts));
     const live = () => {
       if (id === 0) throw new ValueError('bprop.jit: the jitted function has been disposed');
       return id;

@@ -21,13 +21,15 @@
 // Constructors take MindSpore's positional arguments, and an options object last with any of them by their
 // camelCase (or snake_case) names: new bp.nn.Conv2d(1, 8, 3, { padMode: 'pad', padding: 1 }).
 
-import { moduleError } from './errors.js';
-import { camel, isPlainObject } from './util.js';
+import { camel, isPlainObject, weakCallback } from './util.js';
 
-/** Returns r, or throws the error the nn functions of the module recorded when r is undefined. */
+/**
+ * Returns r, or throws the error the module recorded when r is undefined (a JavaScript callback's own error, such
+ * as one thrown in a JavaScript cell that a core training cell ran, as it was thrown).
+ */
 export function nnCheck(bp, r) {
   if (r !== undefined) return r;
-  throw moduleError(bp._mod.nnTakeError());
+  return bp._fail();
 }
 
 function hidden(obj, key, value) {
@@ -419,6 +421,41 @@ export function makeNn(bp, { Tensor, Parameter }) {
     }
   };
 
+  // ---- the core's containers and training cells ----
+  // SequentialCell, WithLossCell and the training cells run the core's. Each part is a JsCell of the core that
+  // calls the part back as JavaScript calls it (so its mixed precision, graph mode and trace locations apply, a
+  // layer of the core's included), through a weak path: the module, a garbage-collection root, must not keep the
+  // part alive; the part holds the path's target.
+
+  /** make(coreCells) with a core cell for each of `parts`; the JsCells made for it are released after. */
+  function withCoreCells(parts, make) {
+    const made = [];
+    try {
+      const cores = parts.map((c) => {
+        if (!c._coreTarget) hidden(c, '_coreTarget', { callback: bp._callback((...xs) => c(...xs)) });
+        const h = check(mod.nnJsCell(weakCallback(bp, c._coreTarget, 'bprop.nn: the cell has been collected')));
+        made.push(h);
+        return h;
+      });
+      return make(cores);
+    } finally {
+      for (const h of made) h.delete();  // (the container keeps its own reference)
+    }
+  }
+  function setCore(cell, handle) {
+    hidden(cell, '_core', handle);
+    if (nativeObjects) nativeObjects.register(cell, handle, cell);
+  }
+  function releaseCore(cell) {
+    if (!cell._core) return;
+    if (nativeObjects) nativeObjects.unregister(cell);
+    cell._core.delete();
+    cell._core = null;
+  }
+  function callCore(core, inputs) {
+    return bp._withArgs(inputs, (_, handles) => bp._wrapValue(check(mod.nnCellCall(core, handles))));
+  }
+
   /** Runs its cells in order (MindSpore's SequentialCell); they are named "0", "1", ... */
   class SequentialCell extends Cell {
     constructor(...cells) {
@@ -431,6 +468,7 @@ export function makeNn(bp, { Tensor, Parameter }) {
       if (!(cell instanceof BaseCell)) throw new bp.ValueError('SequentialCell: append expects a cell');
       this[String(this._cells.length)] = cell;
       this._cells.push(cell);
+      releaseCore(this);  // (made again, with the new cell, by the next call)
       return this;
     }
     get length() {
@@ -447,13 +485,12 @@ export function makeNn(bp, { Tensor, Parameter }) {
     }
     construct(...inputs) {
       if (!this._cells.length) return inputs.length === 1 ? inputs[0] : inputs;
-      let v = this._cells[0](...inputs);
-      for (const c of this._cells.slice(1)) v = Array.isArray(v) ? c(...v) : c(v);
-      return v;
+      if (!this._core) setCore(this, withCoreCells(this._cells, (cores) => check(mod.nnMakeSequentialCell(cores))));
+      return callCore(this._core, inputs);
     }
   }
 
-  /** construct(...data, label) = lossFn(backbone(...data), label) (MindSpore's WithLossCell). */
+  /** construct(...data, label) = lossFn(backbone(...data), label): the core's WithLossCell. */
   class WithLossCell extends Cell {
     constructor(backbone, lossFn) {
       super();
@@ -462,51 +499,40 @@ export function makeNn(bp, { Tensor, Parameter }) {
       }
       this.backbone = backbone;
       this.lossFn = lossFn;
+      setCore(this, withCoreCells([backbone, lossFn], ([b, l]) => check(mod.nnMakeWithLossCell(b, l))));
     }
     construct(...inputs) {
-      if (inputs.length < 2) {
-        throw new bp.ValueError(`WithLossCell: expected the data and the label (at least 2 inputs), got ${inputs.length}`);
-      }
-      return this.lossFn(this.backbone(...inputs.slice(0, -1)), inputs[inputs.length - 1]);
+      return callCore(this._core, inputs);
     }
   }
 
   /**
-   * One training step per call (MindSpore's TrainOneStepCell): the loss of `network` and its gradients
-   * with respect to the optimizer's parameters, then the optimizer's update. Returns the loss computed
-   * before the update.
+   * One training step per call, the core's TrainOneStepCell: the loss of `network` and its gradients with respect
+   * to the optimizer's parameters, then the optimizer's update. Returns the loss computed before the update; with
+   * { hasAux: true } the network returns [loss, ...aux] and the step [loss, ...aux].
    */
   class TrainOneStepCell extends Cell {
-    constructor(network, optimizer) {
+    constructor(network, optimizer, { hasAux = false } = {}) {
       super();
       if (!(network instanceof BaseCell)) throw new bp.ValueError('TrainOneStepCell: expected a network cell');
       if (!(optimizer instanceof Optimizer)) throw new bp.ValueError('TrainOneStepCell: expected a bp.optim optimizer');
       this.network = network;
       hidden(this, 'optimizer', optimizer);
-      hidden(
-        this,
-        '_valueAndGrad',
-        bp.valueAndGrad((...xs) => this.network(...xs), { gradPosition: null, weights: optimizer.parameters }),
-      );
+      setCore(this, withCoreCells([network], ([n]) => check(mod.nnMakeTrainOneStepCell(n, optimizer._native, !!hasAux))));
     }
     construct(...inputs) {
-      const [loss, grads] = this._valueAndGrad(...inputs);
-      try {
-        this.optimizer.step(grads);
-      } finally {
-        for (const g of grads) if (g) g.dispose();
-      }
-      return loss;
+      return callCore(this._core, inputs);
     }
   }
 
   /**
-   * MindSpore's TrainOneStepWithLossScaleCell: the gradients of loss * scale, unscaled; the optimizer's update only
-   * when they are all finite; then the scaler adjusts. Returns [loss, overflow, scale]: the loss before the update,
-   * a 0-d bool (true: the step was skipped) and the scale the step used.
+   * MindSpore's TrainOneStepWithLossScaleCell, the core's: the gradients of loss * scale, unscaled; the
+   * optimizer's update only when they are all finite; then the scaler adjusts. Returns [loss, overflow, scale]:
+   * the loss before the update, a 0-d bool (true: the step was skipped) and the scale the step used (with
+   * { hasAux: true }, the network's [loss, ...aux] gives [loss, overflow, scale, ...aux]).
    */
   class TrainOneStepWithLossScaleCell extends Cell {
-    constructor(network, optimizer, scaler) {
+    constructor(network, optimizer, scaler, { hasAux = false } = {}) {
       super();
       if (!(network instanceof BaseCell)) throw new bp.ValueError('TrainOneStepWithLossScaleCell: expected a network cell');
       if (!(optimizer instanceof Optimizer)) {
@@ -518,30 +544,12 @@ export function makeNn(bp, { Tensor, Parameter }) {
       this.network = network;
       hidden(this, 'optimizer', optimizer);
       hidden(this, 'scaler', scaler);
-      const scaled = (...xs) => {
-        const loss = this.network(...xs);
-        if (!(loss instanceof Tensor)) {
-          throw new bp.ValueError('TrainOneStepWithLossScaleCell: the network must return the loss tensor');
-        }
-        return [scaler.scale(loss), loss];
-      };
-      hidden(this, '_valueAndGrad', bp.valueAndGrad(scaled, { gradPosition: null, weights: optimizer.parameters, hasAux: true }));
+      setCore(this, withCoreCells([network], ([n]) =>
+        check(mod.ampMakeTrainOneStepWithLossScaleCell(n, optimizer._native, scaler._native, !!hasAux)),
+      ));
     }
     construct(...inputs) {
-      // (the scale is copied: the scaler updates it in place at the end of the step)
-      const scale = this.scaler.scaleValue.cast('float64');
-      const [[scaledLoss, loss], grads] = this._valueAndGrad(...inputs);
-      const [unscaled, finite] = bp._ampUnscaleAndCheck(this.scaler, grads);
-      try {
-        this.optimizer.step(unscaled, finite);
-        this.scaler.adjust(finite);
-        const no = bp.zeros([], { dtype: 'bool' });
-        const overflow = bp.ops.equal(finite, no);
-        no.dispose();
-        return [loss, overflow, scale.cast('float32')];
-      } finally {
-        for (const t of [scaledLoss, ...grads, ...unscaled, finite, scale]) if (t) t.dispose();
-      }
+      return callCore(this._core, inputs);
     }
   }
 

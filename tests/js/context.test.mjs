@@ -47,8 +47,8 @@ test('in graph mode a grad function traces once per signature and replays bit fo
     runs++;
     return bp.ops.sum(bp.ops.tanh(x.mul(w)).mul(x));
   };
-  const x = bp.tensor([0.5, -1, 2], [3]);
-  const w = bp.tensor([1.5, 0.25, -0.75], [3]);
+  const x = bp.tensor([0.5, -1, 2], { shape: [3] });
+  const w = bp.tensor([1.5, 0.25, -0.75], { shape: [3] });
   const eagerGrad = bp.grad(f, { gradPosition: [0, 1] })(x, w);
   const eagerValue = bp.valueAndGrad(f)(x, w);
   runs = 0;
@@ -60,7 +60,7 @@ test('in graph mode a grad function traces once per signature and replays bit fo
       sameBits(gw, eagerGrad[1], `call ${i}: dw`);
     }
     assert.equal(runs, 1, 'the function ran for the trace only');
-    g(bp.tensor([1, 2], [2]), bp.tensor([3, 4], [2]));  // a new signature: traced again
+    g(bp.tensor([1, 2], { shape: [2] }), bp.tensor([3, 4], { shape: [2] }));  // a new signature: traced again
     assert.equal(runs, 2);
     const [value, dx] = bp.valueAndGrad(f)(x, w);
     sameBits(value, eagerValue[0], 'value');
@@ -75,9 +75,9 @@ test('in graph mode a grad function traces once per signature and replays bit fo
 });
 
 test('in graph mode, weights, hasAux and sensParam keep their meaning', () => {
-  const w = new bp.Parameter(bp.tensor([0.5, -2], [2]), 'w');
+  const w = new bp.Parameter(bp.tensor([0.5, -2], { shape: [2] }), 'w');
   const f = (x) => [bp.ops.sum(x.mul(w).mul(x)), x.mul(2)];
-  const x = bp.tensor([3, 4], [2]);
+  const x = bp.tensor([3, 4], { shape: [2] });
   const sens = bp.tensor(0.5);
   const opts = { gradPosition: 0, weights: [w], hasAux: true };
   const eager = bp.grad(f, opts)(x);
@@ -95,7 +95,7 @@ test('in graph mode, weights, hasAux and sensParam keep their meaning', () => {
 
 test('in graph mode a grad function inside an open grad level runs eagerly, so the level differentiates it', () => {
   const f = (x) => bp.ops.sum(x.mul(x).mul(x));
-  const x = bp.tensor([1, -2, 0.5], [3]);
+  const x = bp.tensor([1, -2, 0.5], { shape: [3] });
   const eager = bp.grad((a) => bp.ops.sum(bp.grad(f)(a)))(x);  // d/dx sum(3x^2) = 6x
   inGraphMode(() => {
     const second = bp.grad((a) => bp.ops.sum(bp.grad(f)(a)));
@@ -110,7 +110,7 @@ test('in graph mode a Cell called with tensors compiles itself; other calls run 
   class Scale extends bp.Cell {
     constructor() {
       super();
-      this.w = new bp.Parameter(bp.tensor([2, 3], [2]), 'w');
+      this.w = new bp.Parameter(bp.tensor([2, 3], { shape: [2] }), 'w');
     }
     construct(x, bias = 0) {
       constructs++;
@@ -118,7 +118,7 @@ test('in graph mode a Cell called with tensors compiles itself; other calls run 
     }
   }
   const net = new Scale();
-  const x = bp.tensor([1, 1], [2]);
+  const x = bp.tensor([1, 1], { shape: [2] });
   const eager = net(x);
   constructs = 0;
   inGraphMode(() => {
@@ -126,7 +126,7 @@ test('in graph mode a Cell called with tensors compiles itself; other calls run 
     sameBits(net(x), eager, 'replay');
     assert.equal(constructs, 1);
     // A Parameter assigned after the trace is read live by the replay.
-    net.w.assign(bp.tensor([4, 5], [2]));
+    net.w.assign(bp.tensor([4, 5], { shape: [2] }));
     assert.deepEqual(Array.from(net(x).dataSync()), [4, 5]);
     assert.equal(constructs, 1);
     net(x, 1);  // (a number argument: eager)

@@ -718,7 +718,7 @@ test('a traced tensor used after its trace through a captured variable says it e
     kept = bp.keep(y.add(1));
     return bp.ops.sum(y);
   });
-  f(bp.tensor([1, 2], [2])).dispose();
+  f(bp.tensor([1, 2], { shape: [2] })).dispose();
   const escaped = (e) => e instanceof ValueError && /escaped the function/.test(e.message);
   assert.throws(() => leaked.mul(3), escaped, 'a method with a number');
   assert.throws(() => leaked.mul(leaked), escaped, 'a method with a tensor');
@@ -729,7 +729,7 @@ test('a traced tensor used after its trace through a captured variable says it e
   kept.dispose();
   f.dispose();
   // A tensor disposed by its owner is still just disposed.
-  const t = bp.tensor([1], [1]);
+  const t = bp.tensor([1], { shape: [1] });
   t.dispose();
   assert.throws(() => t.mul(2), (e) => e instanceof ValueError && /has been disposed/.test(e.message));
 });

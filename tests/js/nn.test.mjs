@@ -1,6 +1,7 @@
 // bp.nn and bp.optim over the WebAssembly build: a JavaScript Cell holding the core's layers trained to a
 // loss threshold, the layers, losses, initializers, optimizers and schedules, train/eval mode, and errors.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 
 import { init, ShapeError, ValueError } from '../../web/index.js';
@@ -249,6 +250,78 @@ test('layers: Dense computes x W^T + b; seeded initializers are reproducible', (
   const he = bp.nn.initializer(bp.nn.init.he_normal({ mode: 'fan_out', nonlinearity: 'relu', seed: 2 }), [64, 32]);
   assert.equal(he.shape[0], 64);
   near(bp.nn.calculateGain('tanh'), 5 / 3);
+});
+
+test('training cells are the core\'s: a JavaScript network, hasAux, its errors as thrown, and the reference step', () => {
+  class Net extends bp.nn.Cell {
+    constructor() {
+      super();
+      this.fc = new bp.nn.Dense(3, 2, {
+        weightInit: bp.tensor([0.1, -0.2, 0.3, 0.4, 0.5, -0.6], { shape: [2, 3] }),
+        biasInit: bp.tensor([0.05, -0.05]),
+      });
+    }
+    construct(x, y) {
+      const out = this.fc(x);
+      if (this.fail) throw this.fail;
+      return [bp.ops.mean(bp.ops.square(out.sub(y))), out];
+    }
+  }
+  const x = bp.tensor([1, 2, -1, 0.5, -0.5, 2], { shape: [2, 3] });
+  const y = bp.tensor([0.5, -0.5, 1, 0], { shape: [2, 2] });
+  // The step by hand: value and gradients, then SGD.
+  const ref = new Net();
+  const [[refLoss], refGrads] = bp.valueAndGrad((a, b) => ref(a, b), { gradPosition: null, weights: ref.trainableParams(), hasAux: true })(x, y);
+  const net = new Net();
+  const before = net.fc(x);
+  const step = new bp.nn.TrainOneStepCell(net, new bp.optim.SGD(net.trainableParams(), 0.1), { hasAux: true });
+  const [loss, out] = step(x, y);
+  assert.equal(loss.item(), refLoss.item());
+  assert.deepEqual(Array.from(out.dataSync()), Array.from(before.dataSync()), 'the aux output is from before the update');
+  const w = Array.from(net.fc.weight.dataSync());
+  const w0 = Array.from(ref.fc.weight.dataSync());
+  const g = Array.from(refGrads[0].dataSync());
+  w.forEach((v, i) => assert.ok(Math.abs(v - (w0[i] - 0.1 * g[i])) < 1e-6, `weight ${i}: ${v}`));
+  // An error thrown in the JavaScript network reaches the caller as it was thrown.
+  const boom = new RangeError('the network refused');
+  net.fail = boom;
+  assert.throws(() => step(x, y), (e) => e === boom);
+  net.fail = null;
+  // Without hasAux the network must return the loss alone: the core's message.
+  const plain = new bp.nn.TrainOneStepCell(net, new bp.optim.SGD(net.trainableParams(), 0.1));
+  assert.throws(() => plain(x, y), (e) => e instanceof ValueError && /the network must return the loss, got a tuple of 2/.test(e.message));
+  // A SequentialCell appended to after a call runs its new cell too.
+  const seq = new bp.nn.SequentialCell(new bp.nn.Dense(3, 4));
+  assert.deepEqual(seq(x).shape, [2, 4]);
+  seq.append(new bp.nn.Dense(4, 1));
+  assert.deepEqual(seq(x).shape, [2, 1]);
+});
+
+test('training cells of the core do not keep their JavaScript networks alive', () => {
+  const entry = new URL('../../web/index.js', import.meta.url).pathname;
+  const child = `
+    import { init } from ${JSON.stringify(entry)};
+    const bp = await init();
+    const refs = [];
+    (() => {
+      for (let i = 0; i < 20; i++) {
+        class Net extends bp.nn.Cell {
+          constructor() { super(); this.fc = new bp.nn.Dense(2, 1); }
+          construct(x) { return bp.ops.sum(this.fc(x)); }
+        }
+        const net = new Net();
+        const step = new bp.nn.TrainOneStepCell(new bp.nn.SequentialCell(net), new bp.optim.SGD(net.trainableParams(), 0.1));
+        net.step = step;  // (a network that refers to its step: a cycle through the module unless its path is weak)
+        bp.tidy(() => step(bp.ones([3, 2])));
+        refs.push(new WeakRef(net));
+      }
+    })();
+    for (let i = 0; i < 30; i++) { globalThis.gc(); await new Promise((r) => setTimeout(r, 10)); }
+    console.log(refs.filter((r) => r.deref() !== undefined).length);
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', child], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(Number(r.stdout.trim()) <= 2, `networks still alive: ${r.stdout}`);
 });
 
 test('layers: conv, pooling, flatten, layer norm, embedding, activations in a SequentialCell', () => {
