@@ -14,6 +14,8 @@
 // an op call such as x.mul(2) is one call into the module.
 
 import { makeAmp } from './amp.js';
+import { AutodiffMethods } from './autodiff.js';
+import { currentCallerFrame } from './callsite.js';
 import { makeCellClass, makeParameterClass } from './cell.js';
 import { makeCheckpoint } from './checkpoint.js';
 import {
@@ -21,6 +23,7 @@ import {
 } from './errors.js';
 import { installFmaKernel } from './fma-kernel.js';
 import { checkFeatures } from './features.js';
+import { GraphModeMethods } from './jit.js';
 import { loadModule, loadOptions } from './loader.js';
 import { makeNn } from './nn.js';
 import {
@@ -33,7 +36,7 @@ import {
   Tensor,
   TYPED,
 } from './tensor.js';
-import { camel, isPlainObject, weakCallback } from './util.js';
+import { camel, isPlainObject } from './util.js';
 
 export { BpropError, DTypeError, MemoryError, Parameter, ShapeError, Tensor, UnknownOpError, ValueError };
 
@@ -70,122 +73,6 @@ export function init(options) {
 // ---- helpers -------------------------------------------------------------------------------------------
 
 const snake = (name) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** bp.jit's options, checked: {optimize, fuse, staticArgnums, warnAfterTraces, maxTraces} (absent: the default). */
-/** This package's own files: a stack frame in one of them is not the user's. */
-const PACKAGE_DIR = (() => {
-  const url = import.meta.url;
-  return url.slice(0, url.lastIndexOf('/') + 1);
-})();
-
-/**
- * Whether a stack frame's file is the user's: a URL or an absolute path, not in this package, Node's own or the
- * WebAssembly module (whose frames stand between a core cell and the JavaScript cells it calls back).
- */
-const userFile = (file) =>
-  /^(?:[a-z]+:\/\/|\/)/i.test(file) && !file.startsWith(PACKAGE_DIR) && !file.startsWith('node:') && !file.startsWith('wasm:');
-const frameText = (file, line, column) => `${file.slice(file.lastIndexOf('/') + 1)}:${line}:${column}`;
-
-/** "train.js:12:7": the first frame of an Error stack outside this package (V8, SpiderMonkey and JSC formats). */
-function callerFrame(stack) {
-  for (const line of String(stack).split('\n').slice(1)) {
-    const m = /(?:\(|@|at )((?:[a-z]+:\/\/|\/)[^\s()]*?):(\d+):(\d+)\)?\s*$/i.exec(line.trim());
-    if (m && userFile(m[1])) return frameText(m[1], m[2], m[3]);
-  }
-  return '';
-}
-
-/** The first `depth` frames above the caller as V8 call sites, or null in engines without them. */
-function callSites(depth) {
-  if (typeof Error.captureStackTrace !== 'function') return null;
-  const { prepareStackTrace, stackTraceLimit } = Error;
-  const holder = {};
-  try {
-    Error.prepareStackTrace = (_, sites) => sites;
-    Error.stackTraceLimit = depth;
-    Error.captureStackTrace(holder, callSites);
-    return Array.isArray(holder.stack) ? holder.stack : null;  // (made when read, so read here)
-  } finally {
-    Error.prepareStackTrace = prepareStackTrace;
-    Error.stackTraceLimit = stackTraceLimit;
-  }
-}
-
-/**
- * callerFrame of the current stack. Tracing locates every op, so in V8 (Chrome, Node) the frames are read as call
- * sites, without formatting the stack as text, and a few frames first (the user's is usually among them): ~3x
- * faster than the text of the whole stack.
- */
-function currentCallerFrame() {
-  // (deeper when a core cell calls JavaScript cells back: each level adds the module's frames)
-  for (const depth of [6, 50, 400]) {
-    const sites = callSites(depth);
-    if (sites === null) return callerFrame(new Error().stack);
-    for (const site of sites) {
-      const file = site.getFileName();
-      if (typeof file === 'string' && userFile(file)) return frameText(file, site.getLineNumber(), site.getColumnNumber());
-    }
-    if (sites.length < depth) break;
-  }
-  return '';
-}
-
-function jitOptions(options) {
-  if (!isPlainObject(options)) throw new ValueError('bprop.jit: the options must be an object');
-  const out = {};
-  const count = (key, v, min) => {
-    if (!Number.isInteger(v) || v < min) {
-      throw new ValueError(`bprop.jit: '${key}' must be an integer >= ${min}, got ${String(v)}`);
-    }
-    return v;
-  };
-  for (const [key, v] of Object.entries(options)) {
-    if (v === undefined) continue;
-    if (key === 'optimize' || key === 'fuse') {
-      if (typeof v !== 'boolean') throw new ValueError(`bprop.jit: '${key}' must be a boolean, got ${typeof v}`);
-      out[key] = v;
-    } else if (key === 'staticArgnums') {
-      const list = typeof v === 'number' ? [v] : v;
-      if (!Array.isArray(list)) throw new ValueError("bprop.jit: 'staticArgnums' must be an integer or a list of them");
-      out.staticArgnums = list.map((i) => count('staticArgnums', i, 0));
-    } else if (key === 'warnAfterTraces' || key === 'maxTraces') {
-      out[key] = count(key, v, 0);
-    } else {
-      throw new ValueError(
-        `bprop.jit: unknown option '${key}' (optimize, fuse, staticArgnums, warnAfterTraces, maxTraces)`,
-      );
-    }
-  }
-  return out;
-}
-
-/**
- * True when fn's source shows a fixed parameter list: no rest or default parameters and no use of `arguments`
- * (so fn.length is all it takes). False when the source does not say (native or bound functions, classes).
- */
-function fixedParameters(fn) {
-  const src = Function.prototype.toString.call(fn);
-  if (/\{\s*\[native code\]\s*\}\s*$/.test(src) || /^class\b/.test(src)) return false;
-  const open = src.indexOf('(');
-  const arrow = src.indexOf('=>');
-  let params;
-  if (arrow >= 0 && (open < 0 || open > arrow)) params = src.slice(0, arrow); // x => ...
-  else {
-    if (open < 0) return false;
-    let depth = 0;
-    let close = -1;
-    for (let i = open; i < src.length; ++i) {
-      if (src[i] === '(') depth++;
-      else if (src[i] === ')' && --depth === 0) {
-        close = i;
-        break;
-      }
-    }
-    if (close < 0) return false;
-    params = src.slice(open + 1, close);
-  }
-  return !params.includes('...') && !params.includes('=') && !/\barguments\b/.test(src);
-}
 
 // ---- the API object --------------------------------------------------------------------------------------
 
@@ -801,222 +688,6 @@ class Bprop {
     return t;
   }
 
-  // -- autodiff --
-
-  _gradFn(fn, options, withValue) {
-    const { gradPosition = 0, weights = [], hasAux = false, sensParam = false, sens = null } = options;
-    const cb = this._callback(fn);
-    const eager = (...args) => {
-      let s = sens;
-      if (sensParam) s = args.pop();
-      const weightHandles = weights.map((w) => w.handle);
-      return this._withArgs(s === null || s === undefined ? args : [...args, s], (tensors, handles) => {
-        const sensHandle = s === null || s === undefined ? null : handles.pop();
-        const r = this._check(
-          this._mod.gradCall(cb, gradPosition, weightHandles, hasAux, withValue, handles, sensHandle),
-        );
-        return this._wrapValue(r);
-      });
-    };
-    // Graph mode (setContext): called outside any trace and grad level, the function runs through a jit of
-    // itself (one graph per signature, made on first use), as the core's grad functions do.
-    let jitted = null;
-    return (...args) => {
-      if (!this._graphMode || !this._mod.graphModeCall()) return eager(...args);
-      jitted ??= this.jit(eager);
-      return jitted(...args);
-    };
-  }
-  /**
-   * grad(fn, {gradPosition = 0 | [i, ...] | null, weights = [], hasAux = false, sensParam = false, sens}): a
-   * function returning the gradients of fn's output (a tensor for an int position, an array for a list; with
-   * weights, [positionGrads, weightGrads] or just weightGrads when gradPosition is null; with hasAux
-   * [grads, aux...]). sensParam: the last argument is the cotangent of fn's output.
-   */
-  grad(fn, options = {}) {
-    return this._gradFn(fn, options, false);
-  }
-  /** As grad, returning [value, grads]. */
-  valueAndGrad(fn, options = {}) {
-    return this._gradFn(fn, options, true);
-  }
-  /** [out, grads]: fn's output and v . d fn / d inputs (one gradient per input). */
-  vjp(fn, inputs, v) {
-    return this._withArgs([...inputs, v], (_, handles) => {
-      const vh = handles.pop();
-      return this._wrapValue(this._check(this._mod.vjp(this._callback(fn), handles, vh)));
-    });
-  }
-  /**
-   * The graph autodiff records for fn at inputs: forward ops, then each backward step (the bprop of one forward
-   * op, the ops it ran, dout and the gradients it returned), as a "bprop-graph/1" object (docs/graph.md).
-   */
-  exportGraph(fn, inputs, { names = [], maxValues = 64 } = {}) {
-    return this._withArgs(inputs, (_, handles) =>
-      JSON.parse(this._check(this._mod.exportGraph(this._callback(fn), handles, names, maxValues))),
-    );
-  }
-  /** [out, tangentOut]: fn's output and d fn / d inputs . tangents. */
-  jvp(fn, inputs, tangents) {
-    return this._withArgs([...inputs, ...tangents], (_, handles) =>
-      this._wrapValue(
-        this._check(this._mod.jvp(this._callback(fn), handles.slice(0, inputs.length), handles.slice(inputs.length))),
-      ),
-    );
-  }
-  _jacobian(kind, fn, argnum) {
-    const cb = this._callback(fn);
-    return (...args) =>
-      this._withArgs(args, (_, handles) => this._wrap(this._check(this._mod.jacobian(kind, cb, argnum, handles))));
-  }
-  /** Jacobian of fn's output w.r.t. argument argnum (reverse mode), shaped out.shape + input.shape. */
-  jacrev(fn, { argnum = 0 } = {}) {
-    return this._jacobian('jacrev', fn, argnum);
-  }
-  /** Jacobian by forward mode. */
-  jacfwd(fn, { argnum = 0 } = {}) {
-    return this._jacobian('jacfwd', fn, argnum);
-  }
-  /** Hessian of a scalar fn w.r.t. argument argnum. */
-  hessian(fn, { argnum = 0 } = {}) {
-    return this._jacobian('hessian', fn, argnum);
-  }
-  /** Compares reverse-mode gradients with central finite differences (float64); order 2 checks the gradient's gradient. */
-  gradcheck(fn, inputs, { eps = 1e-6, atol = 1e-5, rtol = 1e-3, order = 1 } = {}) {
-    return this._withArgs(inputs, (_, handles) =>
-      this._check(this._mod.gradcheck(this._callback(fn), handles, eps, atol, rtol, order === 2)),
-    );
-  }
-  /** Runs fn with every open grad level suspended: nothing inside is differentiated. */
-  noGrad(fn) {
-    let result;
-    let error = null;
-    const ok = this._mod.noGrad(() => {
-      try {
-        result = fn();
-        return true;
-      } catch (e) {
-        error = e;
-        return undefined;
-      }
-    });
-    if (ok === undefined) {
-      this._mod.takeError();
-      throw error ?? new BpropError('bprop.noGrad failed');
-    }
-    return result;
-  }
-
-  // -- graph mode --
-
-  /**
-   * setContext({ mode: 'graph' | 'pynative', device }): MindSpore's set_context, as the core's. In graph mode the
-   * functions grad and valueAndGrad return, and Cells called with tensors, compile themselves with jit on their
-   * first call outside any trace or grad level (one graph per signature); 'pynative', the default, runs them op
-   * by op. `device` ('cpu', or a device this build has) is where new tensors and ops without device inputs go.
-   * A field left out keeps its value.
-   */
-  setContext({ mode, device } = {}) {
-    for (const [key, v] of [['mode', mode], ['device', device]]) {
-      if (v !== undefined && typeof v !== 'string') {
-        throw new ValueError(`bprop.setContext: ${key} must be a string, got ${v === null ? 'null' : typeof v}`);
-      }
-    }
-    this._check(this._mod.setContext(mode ?? '', device ?? ''));
-    this._graphMode = this.getContext().mode === 'graph';
-  }
-  /** { mode: 'graph' | 'pynative', device: 'cpu' | ... }: the context setContext set. */
-  getContext() {
-    return this._check(this._mod.getContext());
-  }
-
-  /**
-   * jit(fn): a function called like fn that traces fn once per signature (the shapes and dtypes of its tensor
-   * arguments) into a graph, the backward operators of any grad / valueAndGrad inside it included, and replays
-   * that graph on later calls: one call into the module per call (docs/jit.md). While tracing, tensors have a
-   * shape and a dtype and no values (item(), data(), toArray() are a ValueError), Parameters stay live inputs and
-   * other tensors fn captures are constants. Under an open grad level (bp.grad(bp.jit(f))) a call is one op whose
-   * backward is a jitted vjp of fn (or, where that cannot be exact, fn runs eagerly).
-   * The function has lower(...args) (the graph as text), stats() ({traces, replays, eagerCalls, nodes, ...}) and
-   * dispose() (frees the graphs; a forgotten one is freed by the garbage collector). Options: optimize, fuse,
-   * staticArgnums, warnAfterTraces, maxTraces (the core's JitOptions).
-   */
-  jit(fn, options = {}) {
-    if (typeof fn !== 'function') {
-      throw new ValueError(`bprop.jit: expected a function, got ${fn === null ? 'null' : typeof fn}`);
-    }
-    const opts = jitOptions(options);
-    const bp = this;
-    const mod = this._mod;
-    // The declared parameters: fewer arguments than these is an error (a missing tensor), not a new signature.
-    // (Only a plain function's own `length`: a cell is a function whose `length` may mean something else.)
-    const arity = Object.prototype.hasOwnProperty.call(fn, 'length') && !(fn instanceof this.Cell) ? fn.length : 0;
-    // More arguments than a function declares would be ignored by it: an error, unless it can take them (rest or
-    // default parameters, `arguments`, or a source that does not say).
-    const maxArity = arity > 0 && fixedParameters(fn) ? arity : Infinity;
-    const name = fn.name || 'the function';
-    // The module holds only a weak path to fn (weakCallback): fn often closes over the jitted function itself
-    // (they are made in one scope), and a strong one would keep both alive for ever.
-    // (while fn runs for a trace, ops mark their nodes with the caller's source location)
-    const marked = (...a) => {
-      // The scope the module's callback opened for this call: while tracing, what it disposes are traced tensors.
-      const scope = bp._scopes[bp._scopes.length - 1];
-      if (scope !== undefined) scope.traced = mod.tracing();
-      bp._tracing++;
-      try {
-        return fn(...a);
-      } finally {
-        if (--bp._tracing === 0) bp._traceWhere = '';
-      }
-    };
-    const target = { callback: this._callback(marked) };
-    const callback = weakCallback(this, target, 'bprop.jit: the jitted function has been collected');
-    let id = this._check(mod.jitCreate(callback, opts));
-    const live = () => {
-      if (id === 0) throw new ValueError('bprop.jit: the jitted function has been disposed');
-      return id;
-    };
-    const run = (what, args, f) => {
-      const jitId = live();
-      if (args.length < arity || args.length > maxArity) {
-        throw new ValueError(
-          `bprop.jit: ${name} takes ${arity} argument${arity === 1 ? '' : 's'}, ${what} got ${args.length}`,
-        );
-      }
-      return bp._withArgs(args, (_, handles) => f(jitId, handles));
-    };
-    const jitted = function jitted(...args) {
-      return run('the call', args, (jitId, handles) => bp._wrapValue(bp._check(mod.jitCall(jitId, handles))));
-    };
-    Object.defineProperties(jitted, {
-      /** The graph for these arguments' signature as text (traced now if it was not). */
-      lower: { value: (...args) => run('lower()', args, (jitId, handles) => bp._check(mod.jitLower(jitId, handles))) },
-      /** The same graph as data (format bprop-jit-graph/1, docs/graph.md): nodes, fused groups, updates. */
-      exportGraph: {
-        value: (...args) =>
-          run('exportGraph()', args, (jitId, handles) => JSON.parse(bp._check(mod.jitExportGraph(jitId, handles)))),
-      },
-      /** {traces, replays, eagerCalls, gradCalls, nodes, kernels, ..., passes}: the core's JitStats. */
-      stats: { value: () => bp._check(mod.jitStats(live())) },
-      /** Frees the graphs and the traced function's callback now (idempotent); later calls are a ValueError. */
-      dispose: {
-        value: () => {
-          if (id === 0) return;
-          if (bp._jitFinalizer !== null) bp._jitFinalizer.unregister(jitted);
-          const gone = id;
-          id = 0;
-          bp._check(mod.jitRelease(gone));
-        },
-      },
-      isDisposed: { get: () => id === 0 },
-    });
-    // (the callback lives as long as the function: the module reaches it only through a WeakRef)
-    Object.defineProperty(jitted, '_target', { value: target });
-    if (typeof Symbol.dispose === 'symbol') Object.defineProperty(jitted, Symbol.dispose, { value: jitted.dispose });
-    if (this._jitFinalizer !== null) this._jitFinalizer.register(jitted, id, jitted);
-    return jitted;
-  }
-
   // -- custom backward operators --
 
   /**
@@ -1049,5 +720,13 @@ class Bprop {
     const bpropFn = this._callback((...ts) => bprop(...ts), 'grads');
     this._check(this._mod.registerPrimitive(name, inputNames, shapeFn, dtypeFn, forwardFn, bpropFn, readsOut));
     this._defineOp(name);
+  }
+}
+
+// The API's autodiff and graph-mode methods, written in files of their own (web/autodiff.js, web/jit.js).
+for (const methods of [AutodiffMethods, GraphModeMethods]) {
+  for (const name of Object.getOwnPropertyNames(methods.prototype)) {
+    if (name === 'constructor') continue;
+    Object.defineProperty(Bprop.prototype, name, Object.getOwnPropertyDescriptor(methods.prototype, name));
   }
 }
