@@ -13,7 +13,8 @@ void register_all_ops(Registry& r) {
   register_linalg_ops(r);      // matmul
   register_activation_ops(r);  // softmax log_softmax
   register_loss_ops(r);        // cross_entropy nll_loss binary_cross_entropy(_with_logits) mse l1 smooth_l1
-  register_conv_pool_ops(r);   // conv2d max_pool2d avg_pool2d (and their gradient ops)
+  register_conv_ops(r);        // conv2d (and its gradient ops)
+  register_pool_ops(r);        // max_pool2d avg_pool2d (and their gradient ops)
   register_norm_ops(r);        // batch_norm layer_norm
   register_attention_ops(r);   // scaled_dot_product_attention (and its gradient op)
   register_embedding_ops(r);   // embedding
