@@ -11,14 +11,18 @@
 // recomputed when `out` came from elsewhere) and returns dq, dk, dv (and the float mask's gradient when mask_grad)
 // packed into one flat tensor. Its own bprop, for second order, is the vjp of the same gradient written in ops
 // (attention_grad_composed below), so third and higher orders follow from the ops' bprops.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bprop/grad.h"
+#include "bprop/half.h"
 #include "kernels/cpu/flash_attention.h"
+#include "kernels/cpu/parallel.h"
 #include "ops/op_helpers.h"
 
 namespace bprop {
@@ -177,7 +181,16 @@ const Tensor* saved_lse(const std::vector<Tensor>& in, const cpu::AttentionLayou
   return &r->values;
 }
 
-// The forward keeps each row's log-sum-exp with its output (TensorImpl::residual) for the gradient op.
+// Keeps the rows' log-sum-exp with the forward's output (TensorImpl::residual), for the gradient op.
+void keep_lse(KernelCtx& c, const cpu::AttentionLayout& a, Tensor lse) {
+  std::vector<std::weak_ptr<TensorImpl>> from;
+  for (const Tensor& t : lse_inputs(c.inputs)) {
+    from.push_back(t.defined() ? std::weak_ptr<TensorImpl>(t.impl_ptr()) : std::weak_ptr<TensorImpl>());
+  }
+  c.out.impl()->residual = std::make_shared<const KernelResidual>(KernelResidual{residual_key(a), from, std::move(lse)});
+}
+
+// The forward keeps each row's log-sum-exp with its output for the gradient op.
 void attention_kernel(KernelCtx& c) {
   const cpu::AttentionLayout a = layout_of(c.inputs, c.attrs);
   const void* mask = has_mask(c.inputs) ? c.inputs[kMask].raw_data() : nullptr;
@@ -186,11 +199,7 @@ void attention_kernel(KernelCtx& c) {
     cpu::flash_attention_forward<T>(a, c.inputs[kQuery].data<T>(), c.inputs[kKey].data<T>(),
                                     c.inputs[kValue].data<T>(), mask, c.out.data<T>(), lse.data<T>());
   });
-  std::vector<std::weak_ptr<TensorImpl>> from;
-  for (const Tensor& t : lse_inputs(c.inputs)) {
-    from.push_back(t.defined() ? std::weak_ptr<TensorImpl>(t.impl_ptr()) : std::weak_ptr<TensorImpl>());
-  }
-  c.out.impl()->residual = std::make_shared<const KernelResidual>(KernelResidual{residual_key(a), from, std::move(lse)});
+  keep_lse(c, a, std::move(lse));
 }
 
 // ---- the gradient op ----
@@ -236,6 +245,147 @@ void attention_grad_kernel(KernelCtx& c) {
     cpu::flash_attention_backward<T>(a, q, k, v, mask, c.inputs[kOut].data<T>(), c.inputs[kDout].data<T>(), lse,
                                      dq, dk, dv, dmask);
   });
+}
+
+// ---- float16 / bfloat16 (OpDef::cpu_half) ----
+// PyTorch's CPU semantics, as the widening path has them: the float32 kernels on the exactly widened operands,
+// each result rounded once (the same bits). Here a group of problems (heads) is widened at a time instead of
+// whole tensors, so the float32 memory is the group's blocks. A float mask (read as float32 by the kernels), and
+// for the gradient query, key or value blocks shared by several problems (broadcast operands, whose gradients
+// accumulate across problems), take the widening path.
+
+template <typename S>
+void widen(const S* in, float* out, int64_t n) {
+  if constexpr (std::is_same_v<S, Half>) half_to_float(in, out, n);
+  else bfloat16_to_float(in, out, n);
+}
+template <typename S>
+void narrow(const float* in, S* out, int64_t n) {
+  if constexpr (std::is_same_v<S, Half>) float_to_half(in, out, n);
+  else float_to_bfloat16(in, out, n);
+}
+
+bool no_float_mask(const std::vector<Tensor>& in) { return !has_mask(in) || in[kMask].dtype() == DType::Bool; }
+
+// True when no two problems share a query, key or value block.
+bool own_blocks(const cpu::AttentionLayout& a) {
+  for (const std::vector<int64_t>* off : {&a.q_off, &a.k_off, &a.v_off}) {
+    std::vector<int64_t> sorted = *off;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return false;
+  }
+  return true;
+}
+
+// Problems per group: a few per thread (the kernels split a group's problems and query tiles over the threads),
+// within about 8 MiB of float32 blocks when a problem is large (and always at least one).
+int64_t group_size(const cpu::AttentionLayout& a, int64_t floats_per_problem) {
+  constexpr int64_t kGroupFloats = int64_t{2} << 20;
+  const int64_t by_memory = std::max<int64_t>(1, kGroupFloats / std::max<int64_t>(1, floats_per_problem));
+  return std::min({a.batch, by_memory, std::max<int64_t>(4, 4 * int64_t{cpu::num_threads()})});
+}
+
+// The layout of problems [b0, b0 + n) of `a`, their blocks packed one after another in the group's buffers (the
+// mask stays where it is).
+cpu::AttentionLayout group_layout(const cpu::AttentionLayout& a, int64_t b0, int64_t n) {
+  cpu::AttentionLayout g = a;
+  g.batch = n;
+  g.q_off.resize(static_cast<size_t>(n));
+  g.k_off.resize(static_cast<size_t>(n));
+  g.v_off.resize(static_cast<size_t>(n));
+  g.out_off.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    g.q_off[static_cast<size_t>(i)] = i * a.L * a.E;
+    g.k_off[static_cast<size_t>(i)] = i * a.S * a.E;
+    g.v_off[static_cast<size_t>(i)] = i * a.S * a.Ev;
+    g.out_off[static_cast<size_t>(i)] = i * a.L * a.Ev;
+  }
+  if (!a.mask_off.empty()) g.mask_off.assign(a.mask_off.begin() + b0, a.mask_off.begin() + b0 + n);
+  return g;
+}
+
+// Widens the blocks of `block` elements of problems [b0, b0 + n) (at `off`) into consecutive blocks of `to`; narrow
+// is the way back.
+template <typename S>
+void widen_blocks(const S* from, const std::vector<int64_t>& off, int64_t b0, int64_t n, int64_t block, float* to) {
+  for (int64_t i = 0; i < n; ++i) widen(from + off[static_cast<size_t>(b0 + i)], to + i * block, block);
+}
+template <typename S>
+void narrow_blocks(const float* from, const std::vector<int64_t>& off, int64_t b0, int64_t n, int64_t block, S* to) {
+  for (int64_t i = 0; i < n; ++i) narrow(from + i * block, to + off[static_cast<size_t>(b0 + i)], block);
+}
+
+// A float32 scratch tensor (counted by memory_stats, as the widened copies it replaces would be).
+Tensor scratch(int64_t n, const std::string& op) { return Tensor::empty({n}, DType::Float32, Device::cpu(), op); }
+
+template <typename S>
+void attention_half_forward(KernelCtx& c, const cpu::AttentionLayout& a) {
+  const void* mask = has_mask(c.inputs) ? c.inputs[kMask].raw_data() : nullptr;
+  const int64_t qn = a.L * a.E, kn = a.S * a.E, vn = a.S * a.Ev, on = a.L * a.Ev;
+  const int64_t group = group_size(a, qn + kn + vn + on);
+  Tensor lse = scratch(a.batch * a.L, c.op.name);
+  Tensor buf = scratch(group * (qn + kn + vn + on), c.op.name);
+  float* qf = buf.data<float>();
+  float *kf = qf + group * qn, *vf = kf + group * kn, *of = vf + group * vn;
+  for (int64_t b0 = 0; b0 < a.batch; b0 += group) {
+    const int64_t n = std::min(group, a.batch - b0);
+    widen_blocks(c.inputs[kQuery].data<S>(), a.q_off, b0, n, qn, qf);
+    widen_blocks(c.inputs[kKey].data<S>(), a.k_off, b0, n, kn, kf);
+    widen_blocks(c.inputs[kValue].data<S>(), a.v_off, b0, n, vn, vf);
+    cpu::flash_attention_forward<float>(group_layout(a, b0, n), qf, kf, vf, mask, of, lse.data<float>() + b0 * a.L);
+    narrow_blocks(of, a.out_off, b0, n, on, c.out.data<S>());
+  }
+  keep_lse(c, a, std::move(lse));  // (float32: what the half gradient reads)
+}
+
+bool attention_half_kernel(KernelCtx& c) {
+  const cpu::AttentionLayout a = layout_of(c.inputs, c.attrs);
+  if (!no_float_mask(c.inputs)) return false;
+  if (c.out_dtype == DType::Float16) attention_half_forward<Half>(c, a);
+  else attention_half_forward<BFloat16>(c, a);
+  return true;
+}
+
+template <typename S>
+void attention_half_backward(KernelCtx& c, const cpu::AttentionLayout& a) {
+  const void* mask = has_mask(c.inputs) ? c.inputs[kMask].raw_data() : nullptr;
+  const int64_t qn = a.L * a.E, kn = a.S * a.E, vn = a.S * a.Ev, on = a.L * a.Ev;
+  // per problem: q, k, v, out, dout, and dq, dk, dv
+  const int64_t group = group_size(a, 2 * (qn + kn + vn) + 2 * on + a.L);
+  const Tensor* saved = saved_lse(c.inputs, a, DType::Float32);
+  Tensor buf = scratch(group * (2 * (qn + kn + vn) + 2 * on + (saved ? 0 : a.L)), c.op.name);
+  float* qf = buf.data<float>();
+  float *kf = qf + group * qn, *vf = kf + group * kn, *of = vf + group * vn, *dof = of + group * on;
+  float *dqf = dof + group * on, *dkf = dqf + group * qn, *dvf = dkf + group * kn, *lsef = dvf + group * vn;
+  S* dq = c.out.data<S>();
+  S* dk = dq + c.inputs[kQuery].numel();
+  S* dv = dk + c.inputs[kKey].numel();
+  for (int64_t b0 = 0; b0 < a.batch; b0 += group) {
+    const int64_t n = std::min(group, a.batch - b0);
+    const cpu::AttentionLayout g = group_layout(a, b0, n);
+    widen_blocks(c.inputs[kQuery].data<S>(), a.q_off, b0, n, qn, qf);
+    widen_blocks(c.inputs[kKey].data<S>(), a.k_off, b0, n, kn, kf);
+    widen_blocks(c.inputs[kValue].data<S>(), a.v_off, b0, n, vn, vf);
+    widen_blocks(c.inputs[kOut].data<S>(), a.out_off, b0, n, on, of);
+    widen_blocks(c.inputs[kDout].data<S>(), a.out_off, b0, n, on, dof);
+    const float* lse = saved ? saved->data<float>() + b0 * a.L : lsef;
+    if (!saved) cpu::flash_attention_lse<float>(g, qf, kf, mask, lsef);
+    std::fill(dqf, dqf + n * qn, 0.0f);
+    std::fill(dkf, dkf + n * kn, 0.0f);
+    std::fill(dvf, dvf + n * vn, 0.0f);
+    cpu::flash_attention_backward<float>(g, qf, kf, vf, mask, of, dof, lse, dqf, dkf, dvf, nullptr);
+    narrow_blocks(dqf, a.q_off, b0, n, qn, dq);
+    narrow_blocks(dkf, a.k_off, b0, n, kn, dk);
+    narrow_blocks(dvf, a.v_off, b0, n, vn, dv);
+  }
+}
+
+bool attention_grad_half_kernel(KernelCtx& c) {
+  const cpu::AttentionLayout a = layout_of(c.inputs, c.attrs);
+  if (!no_float_mask(c.inputs) || !own_blocks(a)) return false;
+  if (c.out_dtype == DType::Float16) attention_half_backward<Half>(c, a);
+  else attention_half_backward<BFloat16>(c, a);
+  return true;
 }
 
 // ---- the same gradient in ops (second order) ----
@@ -342,6 +492,7 @@ void register_attention_ops(Registry& r) {
     op.infer_shape = attention_shape;
     op.infer_dtype = same_dtype;
     op.cpu(attention_kernel);
+    op.cpu_half = attention_half_kernel;
     op.amp = AmpClass::Follow;
     op.bprop = attention_bprop;
     r.add(std::move(op));
@@ -356,6 +507,7 @@ void register_attention_ops(Registry& r) {
     op.infer_shape = attention_grad_shape;
     op.infer_dtype = same_dtype;
     op.cpu(attention_grad_kernel);
+    op.cpu_half = attention_grad_half_kernel;
     op.amp = AmpClass::Keep;
     op.bprop = attention_grad_bprop;
     op.bprop_reads_out = false;

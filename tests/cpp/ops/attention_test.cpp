@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
 
 #include "bprop/bprop.h"
 
@@ -196,6 +198,84 @@ TEST(Attention, ForwardAndBackwardPeakFarBelowTheComposition) {
     return composed(a[0], a[1], a[2], {}, causal(L, L), 1.0 / 8.0);
   });
   EXPECT_LT(tiled * 8, reference) << "tiled " << tiled << " bytes, composed " << reference;
+}
+
+// Bitwise equality of two tensors of one dtype (half dtypes compared as their bits).
+void expect_same_bits(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  const Tensor a = got.clone(), b = want.clone();  // (dense copies)
+  EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), static_cast<size_t>(a.nbytes())), 0) << what;
+}
+
+TEST(Attention, HalfCallsAreTheWidenedFloat32KernelsRoundedOnceHeadByHead) {
+  // PyTorch's CPU semantics: the float32 attention of the widened operands, each result rounded once. The half
+  // kernels widen a group of heads at a time; these cases span several groups (40 heads), tiles (L, S > 64),
+  // causal, bool masks of their own and shared by the heads, and a key shared by the heads (its gradient takes
+  // the widening path); the gradient op reads the forward's float32 log-sum-exp, or recomputes it.
+  Random rng(9);
+  struct Case {
+    Shape q, k, v;
+    bool causal;
+    int mask;  // 0 none, 1 one per head, 2 one for all heads
+  };
+  const std::vector<Case> cases = {{{2, 20, 70, 8}, {2, 20, 90, 8}, {2, 20, 90, 6}, false, 0},
+                                   {{1, 40, 33, 16}, {1, 40, 33, 16}, {1, 40, 33, 16}, true, 0},
+                                   {{2, 3, 9, 4}, {2, 3, 11, 4}, {2, 3, 11, 5}, false, 1},
+                                   {{2, 3, 9, 4}, {2, 3, 11, 4}, {2, 3, 11, 5}, true, 2},
+                                   {{2, 4, 7, 4}, {2, 1, 7, 4}, {2, 1, 7, 4}, false, 0}};
+  for (const DType dt : {DType::Float16, DType::BFloat16}) {
+    for (const Case& k : cases) {
+      const Tensor q = randn(rng, k.q, dt), key = randn(rng, k.k, dt), v = randn(rng, k.v, dt);
+      const int64_t L = k.q.end()[-2], S = k.k.end()[-2];
+      Tensor mask;
+      if (k.mask != 0) {
+        std::vector<bool> m;
+        const Shape ms = k.mask == 1 ? Shape{k.q[0], k.q[1], L, S} : Shape{L, S};
+        for (int64_t i = 0; i < shape_numel(ms); ++i) m.push_back(rng.uniform() < 0.8 || i % S == 0);
+        mask = tensor_bool(m, ms);
+      }
+      const auto wide = [](const Tensor& t) { return ops::cast(t, DType::Float32); };
+      const Tensor out = ops::scaled_dot_product_attention(q, key, v, mask, k.causal);
+      expect_same_bits(out, ops::cast(ops::scaled_dot_product_attention(wide(q), wide(key), wide(v), mask, k.causal), dt),
+                       "forward");
+      const Tensor dout = randn(rng, out.shape(), dt);
+      Attrs attrs;
+      attrs.set("is_causal", k.causal);
+      const auto grads = [&](const Tensor& o) {
+        return call_op("scaled_dot_product_attention_grad", {q, key, v, mask, o, dout}, attrs);
+      };
+      const Tensor want = ops::cast(
+          call_op("scaled_dot_product_attention_grad", {wide(q), wide(key), wide(v), mask, wide(out), wide(dout)}, attrs),
+          dt);
+      expect_same_bits(grads(out), want, "gradients from the forward's log-sum-exp");
+      expect_same_bits(grads(out.clone()), want, "gradients, the log-sum-exp recomputed");
+    }
+  }
+}
+
+TEST(Attention, HalfCallsWidenAGroupOfHeadsNotWholeTensors) {
+  // 32 heads of L = S = 256, E = 64 in bfloat16: the float32 copies of q, k, v and out would take 8 MiB; the group
+  // of heads the kernels widen at a time, a fraction of it.
+  Random rng(3);
+  const Shape s{1, 32, 256, 64};
+  const Tensor q = randn(rng, s, DType::BFloat16), k = randn(rng, s, DType::BFloat16), v = randn(rng, s, DType::BFloat16);
+  const int64_t widened = 4 * shape_numel(s) * 4;
+  const int64_t before = memory_stats().bytes;
+  reset_peak_memory();
+  const Tensor out = ops::scaled_dot_product_attention(q, k, v, {}, true);
+  const int64_t forward = memory_stats().peak_bytes - before;
+  EXPECT_LT(forward * 2, widened) << "forward peak " << forward << " bytes";
+  const Tensor dout = randn(rng, s, DType::BFloat16);
+  Attrs attrs;
+  attrs.set("is_causal", true);
+  const int64_t before_grad = memory_stats().bytes;
+  reset_peak_memory();
+  const Tensor g = call_op("scaled_dot_product_attention_grad", {q, k, v, Tensor(), out, dout}, attrs);
+  const int64_t backward = memory_stats().peak_bytes - before_grad;
+  // the widening path: q, k, v, out, dout and the packed float32 gradients
+  EXPECT_LT(backward * 2, 4 * shape_numel(s) * (5 + 3)) << "gradient peak " << backward << " bytes";
+  EXPECT_EQ(g.dtype(), DType::BFloat16);
 }
 
 }  // namespace
