@@ -154,7 +154,10 @@ std::shared_ptr<const graph::Executable> JitFn::compiled(const std::vector<Tenso
     if (device.is_cpu()) device = t.device();
   }
   // (CPU fusion: the fused loops are host code)
-  graph::optimize(*g, {options_.optimize, options_.fuse && device.is_cpu()});
+  graph::OptimizeOptions optimize;
+  optimize.passes = options_.optimize;
+  optimize.fusion = options_.fuse && device.is_cpu();
+  graph::optimize(*g, optimize);
   std::shared_ptr<const graph::Executable> exe = graph::compile(g, device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -232,7 +235,10 @@ std::shared_ptr<const graph::SplitGraphs> JitFn::split_graphs(const std::vector<
       joint = tracer.finish(Value(std::move(results)));
     }
     if (joint->updates.empty()) {
-      graph::optimize(*joint, {options_.optimize, /*fusion=*/false});
+      graph::OptimizeOptions optimize;
+      optimize.passes = options_.optimize;
+      optimize.fusion = false;
+      graph::optimize(*joint, optimize);
       split = std::make_shared<const graph::SplitGraphs>(
           graph::split_at_cotangent(*joint, device, options_.fuse));
     }

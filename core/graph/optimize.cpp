@@ -158,8 +158,10 @@ namespace {
 bool dumps(const char* pass) {
   const char* env = std::getenv("BPROP_JIT_DUMP");
   if (!env) return false;
-  const std::string list = std::string(",") + env + ",";
-  return list == ",all," || list.find("," + std::string(pass) + ",") != std::string::npos;
+  std::string list = ",", needle = ",";  // (appended, not concatenated: GCC 12 misreads the latter, -Wrestrict)
+  list.append(env).append(",");
+  needle.append(pass).append(",");
+  return list == ",all," || list.find(needle) != std::string::npos;
 }
 
 }  // namespace

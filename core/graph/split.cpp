@@ -40,7 +40,10 @@ std::shared_ptr<const Executable> part(const Graph& joint, std::vector<GraphNode
     }
   }
   g->recompute_uses();
-  optimize(*g, {/*passes=*/false, /*fusion=*/fuse && device.is_cpu()});
+  OptimizeOptions options;
+  options.passes = false;  // (the joint graph was optimised whole)
+  options.fusion = fuse && device.is_cpu();
+  optimize(*g, options);
   return compile(std::move(g), device);
 }
 

@@ -213,11 +213,15 @@ TEST(GptTrainer, MixedPrecisionTrainsAndResumesWithTheLossScale) {
     first->save(path, corpus.vocab);
     const Checkpoint ck = load_checkpoint(path);
     EXPECT_EQ(ck.metadata.at("amp"), "O2");
-    if (dtype == "float16") EXPECT_TRUE(ck.metadata.count("loss_scale"));
+    if (dtype == "float16") {
+      EXPECT_TRUE(ck.metadata.count("loss_scale"));
+    }
     const auto resumed = run("O2", dtype, 0, &ck);
     const auto x = whole->model().parameters_and_names(), y = resumed->model().parameters_and_names();
     for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].second.to_vector<float>(), y[i].second.to_vector<float>()) << x[i].first;
-    if (dtype == "float16") EXPECT_EQ(resumed->loss_scaler()->state(), whole->loss_scaler()->state());
+    if (dtype == "float16") {
+      EXPECT_EQ(resumed->loss_scaler()->state(), whole->loss_scaler()->state());
+    }
   }
   models::GptTrainOptions bad = opts;
   bad.amp_dtype = "float32";

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -683,6 +684,23 @@ TEST(GraphPasses, ThePipelineIsATableOfNamedPassesThatCanBeLeftOut) {
   optimize(without_cse, no_fusion);
   EXPECT_EQ(op_names(without_cse), (Names{"exp", "exp", "add"}));
   for (const PassRecord& r : without_cse.passes) EXPECT_NE(r.pass, "common-subexpressions");
+  // BPROP_JIT_DUMP names the passes after which the graph is printed (to stderr), or "all"; only a pass that
+  // changed the graph prints it.
+  for (const char* dump : {"simplify,common-subexpressions", "all", "simplify"}) {
+    setenv("BPROP_JIT_DUMP", dump, 1);
+    Graph g = twice();
+    testing::internal::CaptureStderr();
+    no_fusion.disabled = {};
+    optimize(g, no_fusion);
+    const std::string err = testing::internal::GetCapturedStderr();
+    const bool wants_cse = std::string(dump) != "simplify";
+    EXPECT_EQ(err.find("bprop: jit graph after common-subexpressions:") != std::string::npos, wants_cse)
+        << dump << ": " << err;
+    if (!wants_cse) {
+      EXPECT_EQ(err, "") << "simplify changed nothing here, so nothing is printed";
+    }
+  }
+  unsetenv("BPROP_JIT_DUMP");
 }
 
 TEST(GraphPasses, TheVerifierNamesThePassAndTheNodeThatBrokeTheIr) {
