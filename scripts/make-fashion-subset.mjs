@@ -31,6 +31,8 @@ import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+// (mulberry32, the same numbers on every platform; the generator of the demos' toy data)
+import { rng as mulberry32 } from '../demos/web/toy-data.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -45,18 +47,6 @@ export const MAGIC = 'BPFMNIST';
 export const VERSION = 1;
 export const HEADER_BYTES = 32;
 const CLASSES = 10;
-
-/** A seeded uniform generator on [0, 1) (mulberry32): the same numbers on every platform. */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle(list, rand) {
   for (let i = list.length - 1; i > 0; i--) {

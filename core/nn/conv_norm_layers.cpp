@@ -110,15 +110,19 @@ Value Conv2d::construct(const std::vector<Tensor>& inputs) {
 
 // ---- pooling ------------------------------------------------------------------------------------------
 
-MaxPool2d::MaxPool2d(Size2 kernel_size, Size2 stride, std::string pad_mode, Padding padding)
+Pool2dCell::Pool2dCell(const char* layer, Size2 kernel_size, Size2 stride, std::string pad_mode, Padding padding)
     : kernel_(kernel_size), stride_(stride), pad_mode_(std::move(pad_mode)), padding_(padding) {
-  check_size2("MaxPool2d", "kernel_size", kernel_, 1);
-  check_size2("MaxPool2d", "stride", stride_, 1);
-  check_pad_mode("MaxPool2d", pad_mode_, padding_);
+  check_size2(layer, "kernel_size", kernel_, 1);
+  check_size2(layer, "stride", stride_, 1);
+  check_pad_mode(layer, pad_mode_, padding_);
   if (!padding_.symmetric()) {
-    throw ValueError("For 'MaxPool2d', padding must be equal on opposite sides (top = bottom, left = right)");
+    throw ValueError(std::string("For '") + layer +
+                     "', padding must be equal on opposite sides (top = bottom, left = right)");
   }
 }
+
+MaxPool2d::MaxPool2d(Size2 kernel_size, Size2 stride, std::string pad_mode, Padding padding)
+    : Pool2dCell("MaxPool2d", kernel_size, stride, std::move(pad_mode), padding) {}
 
 Value MaxPool2d::construct(const std::vector<Tensor>& inputs) {
   const Tensor& x = image_input("MaxPool2d", inputs, 0);
@@ -129,14 +133,7 @@ Value MaxPool2d::construct(const std::vector<Tensor>& inputs) {
 }
 
 AvgPool2d::AvgPool2d(Size2 kernel_size, Size2 stride, std::string pad_mode, Padding padding)
-    : kernel_(kernel_size), stride_(stride), pad_mode_(std::move(pad_mode)), padding_(padding) {
-  check_size2("AvgPool2d", "kernel_size", kernel_, 1);
-  check_size2("AvgPool2d", "stride", stride_, 1);
-  check_pad_mode("AvgPool2d", pad_mode_, padding_);
-  if (!padding_.symmetric()) {
-    throw ValueError("For 'AvgPool2d', padding must be equal on opposite sides (top = bottom, left = right)");
-  }
-}
+    : Pool2dCell("AvgPool2d", kernel_size, stride, std::move(pad_mode), padding) {}
 
 Value AvgPool2d::construct(const std::vector<Tensor>& inputs) {
   const Tensor& x = image_input("AvgPool2d", inputs, 0);

@@ -34,30 +34,29 @@ bool cast_half_kernel(KernelCtx& c) {
   return true;
 }
 
+// An op whose output is its input (the same storage); they differ in what the gradient does.
+OpDef alias_def(const char* name) {
+  OpDef op;
+  op.name = name;
+  op.family = "control";
+  op.inputs = {{"x"}};
+  op.infer_shape = same_shape;
+  op.infer_dtype = same_dtype;
+  op.allocates_output = false;
+  op.cpu(alias_kernel);
+  return op;
+}
+
 }  // namespace
 
 void register_control_ops(Registry& r) {
   {
-    OpDef op;
-    op.name = "stop_gradient";
-    op.family = "control";
-    op.inputs = {{"x"}};
-    op.infer_shape = same_shape;
-    op.infer_dtype = same_dtype;
-    op.allocates_output = false;
-    op.cpu(alias_kernel);
+    OpDef op = alias_def("stop_gradient");
     op.no_grad = true;  // the output starts a new history: no gradient flows back through it
     r.add(std::move(op));
   }
   {
-    OpDef op;
-    op.name = "identity";
-    op.family = "control";
-    op.inputs = {{"x"}};
-    op.infer_shape = same_shape;
-    op.infer_dtype = same_dtype;
-    op.allocates_output = false;
-    op.cpu(alias_kernel);
+    OpDef op = alias_def("identity");
     op.bprop = [](const BpropCtx& c) -> std::vector<Tensor> { return {c.dout}; };  // dx = dout
     r.add(std::move(op));
   }

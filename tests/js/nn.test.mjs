@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 
 import { init, ShapeError, ValueError } from '../../web/index.js';
+import { rng as mulberry32 } from '../../demos/web/toy-data.js';
 import { liveTensors } from './memory.mjs';
 
 const bp = await init();
@@ -16,17 +17,6 @@ const nearArrays = (got, want, tol = 1e-6) => {
   for (let i = 0; i < got.length; ++i) near(got[i], want[i], tol);
 };
 
-/** A deterministic stream of uniform numbers in [0, 1) (mulberry32). */
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A seeded 2-D spiral of `classes` arms, `perClass` points each, with a little noise. */
 function spiral(perClass, classes, seed) {

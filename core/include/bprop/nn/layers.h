@@ -98,30 +98,30 @@ class Conv2d : public Cell {
   Conv2dOptions opt_;
 };
 
-/// Max pooling over NCHW input. pad_mode "valid" (no padding), "same" (output ceil(in / stride), padded with
-/// -inf) or "pad" (`padding`, equal on opposite sides).
-class MaxPool2d : public Cell {
- public:
-  MaxPool2d(Size2 kernel_size = 1, Size2 stride = 1, std::string pad_mode = "valid", Padding padding = 0);
-  Value construct(const std::vector<Tensor>& inputs) override;
-
- private:
+/// What the pooling layers share: their window, stride and padding, checked on construction (`layer` names the
+/// layer in the errors).
+class Pool2dCell : public Cell {
+ protected:
+  Pool2dCell(const char* layer, Size2 kernel_size, Size2 stride, std::string pad_mode, Padding padding);
   Size2 kernel_, stride_;
   std::string pad_mode_;
   Padding padding_;
 };
 
+/// Max pooling over NCHW input. pad_mode "valid" (no padding), "same" (output ceil(in / stride), padded with
+/// -inf) or "pad" (`padding`, equal on opposite sides).
+class MaxPool2d : public Pool2dCell {
+ public:
+  MaxPool2d(Size2 kernel_size = 1, Size2 stride = 1, std::string pad_mode = "valid", Padding padding = 0);
+  Value construct(const std::vector<Tensor>& inputs) override;
+};
+
 /// Average pooling over NCHW input. pad_mode "valid", "same" (padded cells are not counted, as MindSpore)
 /// or "pad" (`padding`, equal on opposite sides; padded zeros are counted, as PyTorch's default).
-class AvgPool2d : public Cell {
+class AvgPool2d : public Pool2dCell {
  public:
   AvgPool2d(Size2 kernel_size = 1, Size2 stride = 1, std::string pad_mode = "valid", Padding padding = 0);
   Value construct(const std::vector<Tensor>& inputs) override;
-
- private:
-  Size2 kernel_, stride_;
-  std::string pad_mode_;
-  Padding padding_;
 };
 
 // ---- normalisation ------------------------------------------------------------------------------------
