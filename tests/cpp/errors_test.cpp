@@ -4,25 +4,13 @@
 
 #include "autodiff/tape.h"
 #include "bprop/bprop.h"
+#include "expectations.h"
 
 using namespace bprop;
 
 namespace {
 
-// Runs body, expects an Error of `kind` whose message contains every fragment.
-template <typename Body>
-void expect_error(ErrorKind kind, Body body, std::initializer_list<const char*> fragments) {
-  try {
-    body();
-    ADD_FAILURE() << "no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
-  }
-  EXPECT_FALSE(autodiff::recording()) << "a grad level was left open";
-  // Still usable.
-  EXPECT_DOUBLE_EQ((scalar(2.0) * scalar(3.0)).item(), 6.0);
-}
+using expectations::expect_error;
 
 }  // namespace
 

@@ -13,10 +13,13 @@
 
 #include "bprop/bprop.h"
 #include "kernels/cpu/parallel.h"
+#include "expectations.h"
 
 using namespace bprop;
 
 namespace {
+
+using expectations::expect_op_error;
 
 // Expected values, from PyTorch (see each test for the call that produced them).
 const std::vector<double> kConvBasicY = {  // (1, 3, 4, 4)
@@ -178,21 +181,6 @@ std::vector<Tensor> grads_of(const std::function<Tensor(const std::vector<Tensor
   return grad(loss, GradPosition(positions))(inputs).flatten();
 }
 
-// Runs body and checks that it throws E with a message starting with "For '<op>'" and containing `part`.
-template <typename E>
-void expect_error(const std::function<void()>& body, const std::string& op, const std::string& part) {
-  try {
-    body();
-    ADD_FAILURE() << "no error thrown (expected one containing \"" << part << "\")";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("For '" + op + "'", 0), 0u) << msg;
-    EXPECT_NE(msg.find(part), std::string::npos) << msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
-}
-
 }  // namespace
 
 // ---- conv2d ------------------------------------------------------------------------------------------------
@@ -273,29 +261,29 @@ TEST(Conv2d, ThreadCountDoesNotChangeResults) {
 
 TEST(Conv2d, Errors) {
   const Tensor x = seq({1, 4, 5, 5});
-  expect_error<ShapeError>([&] { ops::conv2d(seq({1, 3, 5, 5}), seq({2, 2, 3, 3})); }, "conv2d",
+  expect_op_error<ShapeError>([&] { ops::conv2d(seq({1, 3, 5, 5}), seq({2, 2, 3, 3})); }, "conv2d",
                            "argument 'x' of shape (1, 3, 5, 5) has 3 input channels but argument 'w' of shape "
                            "(2, 2, 3, 3) with groups 1 expects 2");
-  expect_error<ValueError>([&] { ops::conv2d(x, seq({3, 2, 3, 3}), {}, 1, 0, 1, 3); }, "conv2d",
+  expect_op_error<ValueError>([&] { ops::conv2d(x, seq({3, 2, 3, 3}), {}, 1, 0, 1, 3); }, "conv2d",
                            "'groups' (3) must divide the 4 input channels");
-  expect_error<ValueError>([&] { ops::conv2d(x, seq({3, 2, 3, 3}), {}, 1, 0, 1, 2); }, "conv2d",
+  expect_op_error<ValueError>([&] { ops::conv2d(x, seq({3, 2, 3, 3}), {}, 1, 0, 1, 2); }, "conv2d",
                            "'groups' (2) must divide the 3 output channels");
-  expect_error<ShapeError>([&] { ops::conv2d(seq({1, 1, 2, 2}), seq({1, 1, 3, 3})); }, "conv2d",
+  expect_op_error<ShapeError>([&] { ops::conv2d(seq({1, 1, 2, 2}), seq({1, 1, 3, 3})); }, "conv2d",
                            "more than the padded input (2, 2)");
-  expect_error<ShapeError>([&] { ops::conv2d(seq({1, 1, 3, 3}), seq({1, 1, 2, 2}), {}, 1, 0, 3); }, "conv2d",
+  expect_op_error<ShapeError>([&] { ops::conv2d(seq({1, 1, 3, 3}), seq({1, 1, 2, 2}), {}, 1, 0, 3); }, "conv2d",
                            "spans (4, 4)");
-  expect_error<ShapeError>([&] { ops::conv2d(seq({4, 5, 5}), seq({2, 4, 3, 3})); }, "conv2d",
+  expect_op_error<ShapeError>([&] { ops::conv2d(seq({4, 5, 5}), seq({2, 4, 3, 3})); }, "conv2d",
                            "argument 'x' of shape (4, 5, 5) must be 4-D");
-  expect_error<ShapeError>([&] { ops::conv2d(x, seq({2, 4, 3})); }, "conv2d",
+  expect_op_error<ShapeError>([&] { ops::conv2d(x, seq({2, 4, 3})); }, "conv2d",
                            "argument 'w' of shape (2, 4, 3) must be 4-D");
-  expect_error<ShapeError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), seq({3})); }, "conv2d",
+  expect_op_error<ShapeError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), seq({3})); }, "conv2d",
                            "argument 'bias' of shape (3,) must have one entry per output channel");
-  expect_error<ValueError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), {}, 0); }, "conv2d", "'stride' must be positive");
-  expect_error<ValueError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), {}, 1, -1); }, "conv2d",
+  expect_op_error<ValueError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), {}, 0); }, "conv2d", "'stride' must be positive");
+  expect_op_error<ValueError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), {}, 1, -1); }, "conv2d",
                            "'padding' must be non-negative");
-  expect_error<ValueError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), {}, {1, 2, 3}); }, "conv2d",
+  expect_op_error<ValueError>([&] { ops::conv2d(x, seq({2, 4, 3, 3}), {}, {1, 2, 3}); }, "conv2d",
                            "'stride' must be an int or a pair of ints");
-  expect_error<DTypeError>([&] { ops::conv2d(ops::cast(x, DType::Int32), seq({2, 4, 3, 3})); }, "conv2d",
+  expect_op_error<DTypeError>([&] { ops::conv2d(ops::cast(x, DType::Int32), seq({2, 4, 3, 3})); }, "conv2d",
                            "argument 'x' must be float32 or float64, got int32");
 }
 
@@ -420,19 +408,19 @@ TEST(Pool2d, Errors) {
   for (const std::string op : {"max_pool2d", "avg_pool2d"}) {
     SCOPED_TRACE(op);
     const auto call = [&](const Tensor& x, Attrs a) { return call_op(op, {x}, a); };
-    expect_error<ShapeError>([&] { call(seq({4, 4}), {{"kernel_size", int64_t{2}}}); }, op,
+    expect_op_error<ShapeError>([&] { call(seq({4, 4}), {{"kernel_size", int64_t{2}}}); }, op,
                              "argument 'x' of shape (4, 4) must be 3-D (C, H, W) or 4-D (N, C, H, W)");
-    expect_error<ShapeError>([&] { call(seq({1, 1, 3, 3}), {{"kernel_size", int64_t{4}}}); }, op,
+    expect_op_error<ShapeError>([&] { call(seq({1, 1, 3, 3}), {{"kernel_size", int64_t{4}}}); }, op,
                              "'kernel_size' (4, 4) is larger than the padded input (3, 3)");
-    expect_error<ValueError>([&] { call(seq({1, 1, 4, 4}), {{"kernel_size", int64_t{2}}, {"padding", int64_t{2}}}); },
+    expect_op_error<ValueError>([&] { call(seq({1, 1, 4, 4}), {{"kernel_size", int64_t{2}}, {"padding", int64_t{2}}}); },
                              op, "'padding' [2, 2] must be at most half of 'kernel_size' [2, 2]");
-    expect_error<ValueError>(
+    expect_op_error<ValueError>(
         [&] { call(seq({1, 1, 4, 4}), {{"kernel_size", int64_t{2}}, {"stride", IntList{1, 2, 3}}}); }, op,
         "'stride' must be an int, a pair of ints or null");
-    expect_error<ValueError>([&] { call(seq({1, 1, 4, 4}), {{"kernel_size", int64_t{0}}}); }, op,
+    expect_op_error<ValueError>([&] { call(seq({1, 1, 4, 4}), {{"kernel_size", int64_t{0}}}); }, op,
                              "'kernel_size' must be positive");
-    expect_error<ValueError>([&] { call(seq({1, 1, 4, 4}), {}); }, op, "required attribute 'kernel_size'");
-    expect_error<DTypeError>([&] { call(ops::cast(seq({1, 4, 4}), DType::Int32), {{"kernel_size", int64_t{2}}}); }, op,
+    expect_op_error<ValueError>([&] { call(seq({1, 1, 4, 4}), {}); }, op, "required attribute 'kernel_size'");
+    expect_op_error<DTypeError>([&] { call(ops::cast(seq({1, 4, 4}), DType::Int32), {{"kernel_size", int64_t{2}}}); }, op,
                              "must be float32 or float64");
   }
 }
@@ -471,14 +459,14 @@ TEST(BatchNorm, Gradients) {
 }
 
 TEST(BatchNorm, Errors) {
-  expect_error<ShapeError>([] { ops::batch_norm(seq({4})); }, "batch_norm",
+  expect_op_error<ShapeError>([] { ops::batch_norm(seq({4})); }, "batch_norm",
                            "argument 'x' of shape (4,) must have at least 2 dimensions");
-  expect_error<ShapeError>([] { ops::batch_norm(seq({4, 3}), seq({4})); }, "batch_norm",
+  expect_op_error<ShapeError>([] { ops::batch_norm(seq({4, 3}), seq({4})); }, "batch_norm",
                            "argument 'weight' of shape (4,) must have shape (3,)");
-  expect_error<ShapeError>([] { ops::batch_norm(seq({4, 3, 2}), {}, seq({2})); }, "batch_norm",
+  expect_op_error<ShapeError>([] { ops::batch_norm(seq({4, 3, 2}), {}, seq({2})); }, "batch_norm",
                            "argument 'bias' of shape (2,) must have shape (3,)");
-  expect_error<ValueError>([] { ops::batch_norm(seq({1, 3})); }, "batch_norm", "more than 1 value per channel");
-  expect_error<DTypeError>([] { ops::batch_norm(seq({4, 3}), ops::cast(seq({3}), DType::Int32)); }, "batch_norm",
+  expect_op_error<ValueError>([] { ops::batch_norm(seq({1, 3})); }, "batch_norm", "more than 1 value per channel");
+  expect_op_error<DTypeError>([] { ops::batch_norm(seq({4, 3}), ops::cast(seq({3}), DType::Int32)); }, "batch_norm",
                            "argument 'weight' must be float32 or float64");
 }
 
@@ -516,12 +504,12 @@ TEST(LayerNorm, Gradients) {
 }
 
 TEST(LayerNorm, Errors) {
-  expect_error<ValueError>([] { ops::layer_norm(seq({3, 4}), {}, {}, 3); }, "layer_norm",
+  expect_op_error<ValueError>([] { ops::layer_norm(seq({3, 4}), {}, {}, 3); }, "layer_norm",
                            "'normalized_ndim' (3) must be between 1 and the rank of argument 'x' of shape (3, 4)");
-  expect_error<ValueError>([] { ops::layer_norm(seq({3, 4}), {}, {}, 0); }, "layer_norm", "'normalized_ndim' (0)");
-  expect_error<ShapeError>([] { ops::layer_norm(seq({2, 3, 4}), seq({3, 4})); }, "layer_norm",
+  expect_op_error<ValueError>([] { ops::layer_norm(seq({3, 4}), {}, {}, 0); }, "layer_norm", "'normalized_ndim' (0)");
+  expect_op_error<ShapeError>([] { ops::layer_norm(seq({2, 3, 4}), seq({3, 4})); }, "layer_norm",
                            "argument 'weight' of shape (3, 4) must have shape (4,), the last 1 dimensions");
-  expect_error<ShapeError>([] { ops::layer_norm(seq({2, 3, 4}), {}, seq({4}), 2); }, "layer_norm",
+  expect_op_error<ShapeError>([] { ops::layer_norm(seq({2, 3, 4}), {}, seq({4}), 2); }, "layer_norm",
                            "argument 'bias' of shape (4,) must have shape (3, 4)");
 }
 
@@ -544,13 +532,13 @@ TEST(Embedding, ValuesAndGradient) {
 
 TEST(Embedding, Errors) {
   const Tensor table = seq({3, 2});
-  expect_error<ValueError>([&] { ops::embedding(tensor_i32({0, 3}, {2}), table); }, "embedding",
+  expect_op_error<ValueError>([&] { ops::embedding(tensor_i32({0, 3}, {2}), table); }, "embedding",
                            "index 3 (at flat position 1 of 'indices' of shape (2,)) is out of range for 'table' of "
                            "shape (3, 2)");
-  expect_error<ValueError>([&] { ops::embedding(tensor_i32({-1}, {1}), table); }, "embedding", "index -1");
-  expect_error<ShapeError>([&] { ops::embedding(tensor_i32({0}, {1}), seq({3})); }, "embedding",
+  expect_op_error<ValueError>([&] { ops::embedding(tensor_i32({-1}, {1}), table); }, "embedding", "index -1");
+  expect_op_error<ShapeError>([&] { ops::embedding(tensor_i32({0}, {1}), seq({3})); }, "embedding",
                            "argument 'table' of shape (3,) must be 2-D");
-  expect_error<DTypeError>([&] { ops::embedding(seq({2}), table); }, "embedding", "argument 'indices' must be int32");
+  expect_op_error<DTypeError>([&] { ops::embedding(seq({2}), table); }, "embedding", "argument 'indices' must be int32");
 }
 
 // ---- second order through a small network ------------------------------------------------------------------

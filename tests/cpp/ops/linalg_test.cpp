@@ -8,19 +8,13 @@
 
 #include "bprop/bprop.h"
 #include "kernels/cpu/parallel.h"
+#include "expectations.h"
 
 using namespace bprop;
 
 namespace {
 
-void expect_values(const Tensor& t, const Shape& shape, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(t.shape(), shape) << shape_str(t.shape());
-  const std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
-  }
-}
+using expectations::expect_values;
 
 void expect_grads(const Fn& f, const std::vector<Tensor>& in, const std::string& what) {
   const CheckResult g1 = gradcheck(f, in);

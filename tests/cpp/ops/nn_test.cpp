@@ -9,10 +9,13 @@
 #include <vector>
 
 #include "bprop/bprop.h"
+#include "expectations.h"
 
 using namespace bprop;
 
 namespace {
+
+using expectations::expect_op_error;
 
 Tensor f64(std::vector<double> v, Shape s) { return tensor(v, s, DType::Float64); }
 Tensor i32(std::vector<int32_t> v, Shape s) { return tensor_i32(v, s); }
@@ -43,21 +46,6 @@ void check_grads(const Fn& fn, const std::vector<Tensor>& inputs) {
   EXPECT_TRUE(first.ok) << first.message;
   const CheckResult second = gradgradcheck(fn, inputs);
   EXPECT_TRUE(second.ok) << second.message;
-}
-
-// Runs body and checks that it throws E with a message starting with "For '<op>'" and containing `part`.
-template <typename E>
-void expect_error(const std::function<void()>& body, const std::string& op, const std::string& part) {
-  try {
-    body();
-    ADD_FAILURE() << "no error thrown (expected one containing \"" << part << "\")";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("For '" + op + "'", 0), 0u) << msg;
-    EXPECT_NE(msg.find(part), std::string::npos) << msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
 }
 
 const std::vector<std::string> kReductions = {"mean", "sum", "none"};
@@ -154,10 +142,10 @@ TEST(Softmax, GradientsFirstAndSecondOrder) {
 }
 
 TEST(Softmax, Errors) {
-  expect_error<DTypeError>([] { ops::softmax(i32({1, 2}, {2})); }, "softmax", "int32");
-  expect_error<DTypeError>([] { ops::log_softmax(i32({1, 2}, {2})); }, "log_softmax", "int32");
-  expect_error<ShapeError>([] { ops::softmax(X(), 2); }, "softmax", "axis");
-  expect_error<ShapeError>([] { ops::log_softmax(X(), -3); }, "log_softmax", "axis");
+  expect_op_error<DTypeError>([] { ops::softmax(i32({1, 2}, {2})); }, "softmax", "int32");
+  expect_op_error<DTypeError>([] { ops::log_softmax(i32({1, 2}, {2})); }, "log_softmax", "int32");
+  expect_op_error<ShapeError>([] { ops::softmax(X(), 2); }, "softmax", "axis");
+  expect_op_error<ShapeError>([] { ops::log_softmax(X(), -3); }, "log_softmax", "axis");
 }
 
 // ---- values against torch --------------------------------------------------------------------------------
@@ -614,45 +602,45 @@ TEST(Losses, JacobiansForwardEqualsReverse) {
 // ---- errors ------------------------------------------------------------------------------------------------
 
 TEST(Losses, Errors) {
-  expect_error<DTypeError>([] { ops::cross_entropy(X(), f64({3, 0, 1}, {3})); }, "cross_entropy", "'labels'");
-  expect_error<DTypeError>([] { ops::cross_entropy(i32({1, 2, 3, 4}, {1, 4}), i32({1}, {1})); }, "cross_entropy",
+  expect_op_error<DTypeError>([] { ops::cross_entropy(X(), f64({3, 0, 1}, {3})); }, "cross_entropy", "'labels'");
+  expect_op_error<DTypeError>([] { ops::cross_entropy(i32({1, 2, 3, 4}, {1, 4}), i32({1}, {1})); }, "cross_entropy",
                            "'logits'");
-  expect_error<ShapeError>([] { ops::cross_entropy(X(), i32({3, 0}, {2})); }, "cross_entropy", "(2,)");
-  expect_error<ShapeError>([] { ops::cross_entropy(X(), i32({3, 0, 1}, {3, 1})); }, "cross_entropy", "(3, 4)");
-  expect_error<ShapeError>([] { ops::cross_entropy(X(), Y(), f64({1, 1, 1}, {3})); }, "cross_entropy", "'weight'");
-  expect_error<ShapeError>([] { ops::cross_entropy(scalar(1.0), i32({0}, {})); }, "cross_entropy", "class axis");
-  expect_error<ShapeError>([] { ops::cross_entropy(f64({1, 2}, {2}), i32({0, 1}, {2})); }, "cross_entropy",
+  expect_op_error<ShapeError>([] { ops::cross_entropy(X(), i32({3, 0}, {2})); }, "cross_entropy", "(2,)");
+  expect_op_error<ShapeError>([] { ops::cross_entropy(X(), i32({3, 0, 1}, {3, 1})); }, "cross_entropy", "(3, 4)");
+  expect_op_error<ShapeError>([] { ops::cross_entropy(X(), Y(), f64({1, 1, 1}, {3})); }, "cross_entropy", "'weight'");
+  expect_op_error<ShapeError>([] { ops::cross_entropy(scalar(1.0), i32({0}, {})); }, "cross_entropy", "class axis");
+  expect_op_error<ShapeError>([] { ops::cross_entropy(f64({1, 2}, {2}), i32({0, 1}, {2})); }, "cross_entropy",
                            "'labels'");
-  expect_error<ValueError>([] { ops::cross_entropy(X(), i32({3, 4, 1}, {3})); }, "cross_entropy", "label 4");
-  expect_error<ValueError>([] { ops::cross_entropy(X(), i32({3, -1, 1}, {3})); }, "cross_entropy", "label -1");
-  expect_error<ValueError>([] { ops::cross_entropy(X(), i32({3, 4, 1}, {3}), W(), "none", -100, 0.1); },
+  expect_op_error<ValueError>([] { ops::cross_entropy(X(), i32({3, 4, 1}, {3})); }, "cross_entropy", "label 4");
+  expect_op_error<ValueError>([] { ops::cross_entropy(X(), i32({3, -1, 1}, {3})); }, "cross_entropy", "label -1");
+  expect_op_error<ValueError>([] { ops::cross_entropy(X(), i32({3, 4, 1}, {3}), W(), "none", -100, 0.1); },
                            "cross_entropy", "out of range");
-  expect_error<ValueError>([] { ops::cross_entropy(X(), Y(), {}, "mean", -100, 1.5); }, "cross_entropy",
+  expect_op_error<ValueError>([] { ops::cross_entropy(X(), Y(), {}, "mean", -100, 1.5); }, "cross_entropy",
                            "label_smoothing");
-  expect_error<ValueError>([] { ops::cross_entropy(X(), Y(), {}, "avg"); }, "cross_entropy", "reduction");
+  expect_op_error<ValueError>([] { ops::cross_entropy(X(), Y(), {}, "avg"); }, "cross_entropy", "reduction");
 
-  expect_error<DTypeError>([] { ops::nll_loss(X(), convert(Y(), DType::Float32)); }, "nll_loss", "'labels'");
-  expect_error<ShapeError>([] { ops::nll_loss(X(), i32({1, 2, 3, 0}, {4})); }, "nll_loss", "(4,)");
-  expect_error<ShapeError>([] { ops::nll_loss(X(), Y(), f64({1, 1}, {2})); }, "nll_loss", "'weight'");
-  expect_error<ValueError>([] { ops::nll_loss(X(), i32({3, 9, 1}, {3})); }, "nll_loss", "label 9");
+  expect_op_error<DTypeError>([] { ops::nll_loss(X(), convert(Y(), DType::Float32)); }, "nll_loss", "'labels'");
+  expect_op_error<ShapeError>([] { ops::nll_loss(X(), i32({1, 2, 3, 0}, {4})); }, "nll_loss", "(4,)");
+  expect_op_error<ShapeError>([] { ops::nll_loss(X(), Y(), f64({1, 1}, {2})); }, "nll_loss", "'weight'");
+  expect_op_error<ValueError>([] { ops::nll_loss(X(), i32({3, 9, 1}, {3})); }, "nll_loss", "label 9");
 
-  expect_error<ShapeError>([] { ops::binary_cross_entropy_with_logits(X(), Yb()); },
+  expect_op_error<ShapeError>([] { ops::binary_cross_entropy_with_logits(X(), Yb()); },
                            "binary_cross_entropy_with_logits", "'target'");
-  expect_error<ShapeError>([] { ops::binary_cross_entropy_with_logits(X(), T(), {}, f64({1, 2, 3}, {3})); },
+  expect_op_error<ShapeError>([] { ops::binary_cross_entropy_with_logits(X(), T(), {}, f64({1, 2, 3}, {3})); },
                            "binary_cross_entropy_with_logits", "pos_weight");
-  expect_error<ShapeError>([] { ops::binary_cross_entropy_with_logits(X(), T(), ones({2, 3, 4}, DType::Float64)); },
+  expect_op_error<ShapeError>([] { ops::binary_cross_entropy_with_logits(X(), T(), ones({2, 3, 4}, DType::Float64)); },
                            "binary_cross_entropy_with_logits", "'weight'");
-  expect_error<DTypeError>([] { ops::binary_cross_entropy_with_logits(X(), i32(std::vector<int32_t>(12, 1), {3, 4})); },
+  expect_op_error<DTypeError>([] { ops::binary_cross_entropy_with_logits(X(), i32(std::vector<int32_t>(12, 1), {3, 4})); },
                            "binary_cross_entropy_with_logits", "'target'");
 
-  expect_error<ValueError>([] { ops::binary_cross_entropy(X(), T()); }, "binary_cross_entropy", "between 0 and 1");
-  expect_error<ShapeError>([] { ops::binary_cross_entropy(P(), Yb()); }, "binary_cross_entropy", "'target'");
-  expect_error<ShapeError>([] { ops::binary_cross_entropy(P(), T(), f64({1, 2, 3}, {3})); }, "binary_cross_entropy",
+  expect_op_error<ValueError>([] { ops::binary_cross_entropy(X(), T()); }, "binary_cross_entropy", "between 0 and 1");
+  expect_op_error<ShapeError>([] { ops::binary_cross_entropy(P(), Yb()); }, "binary_cross_entropy", "'target'");
+  expect_op_error<ShapeError>([] { ops::binary_cross_entropy(P(), T(), f64({1, 2, 3}, {3})); }, "binary_cross_entropy",
                            "'weight'");
 
-  expect_error<ShapeError>([] { ops::mse_loss(X(), f64({1, 2, 3}, {3})); }, "mse_loss", "(3, 4)");
-  expect_error<DTypeError>([] { ops::mse_loss(i32({1, 2}, {2}), i32({1, 2}, {2})); }, "mse_loss", "int32");
-  expect_error<ShapeError>([] { ops::l1_loss(X(), f64({1, 2}, {2})); }, "l1_loss", "(2,)");
-  expect_error<ValueError>([] { ops::smooth_l1_loss(X(), X(), "mean", -1.0); }, "smooth_l1_loss", "beta");
-  expect_error<ValueError>([] { ops::smooth_l1_loss(X(), X(), "total"); }, "smooth_l1_loss", "reduction");
+  expect_op_error<ShapeError>([] { ops::mse_loss(X(), f64({1, 2, 3}, {3})); }, "mse_loss", "(3, 4)");
+  expect_op_error<DTypeError>([] { ops::mse_loss(i32({1, 2}, {2}), i32({1, 2}, {2})); }, "mse_loss", "int32");
+  expect_op_error<ShapeError>([] { ops::l1_loss(X(), f64({1, 2}, {2})); }, "l1_loss", "(2,)");
+  expect_op_error<ValueError>([] { ops::smooth_l1_loss(X(), X(), "mean", -1.0); }, "smooth_l1_loss", "beta");
+  expect_op_error<ValueError>([] { ops::smooth_l1_loss(X(), X(), "total"); }, "smooth_l1_loss", "reduction");
 }

@@ -9,25 +9,13 @@
 
 #include "bprop/bprop.h"
 #include "kernels/cpu/parallel.h"
+#include "expectations.h"
 
 using namespace bprop;
 
 namespace {
 
-void expect_values(const Tensor& t, const Shape& shape, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(t.shape(), shape) << shape_str(t.shape());
-  const std::vector<double> got = t.to_vector<double>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " = " << got[i];
-    } else if (std::isinf(want[i])) {
-      EXPECT_EQ(got[i], want[i]) << "element " << i;
-    } else {
-      EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
-    }
-  }
-}
+using expectations::expect_values;
 
 // x = [[0, 1, 2], [3, 4, 5]]
 Tensor x23(DType dt = DType::Float32) { return tensor({0, 1, 2, 3, 4, 5}, {2, 3}, dt); }

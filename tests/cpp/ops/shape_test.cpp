@@ -8,10 +8,13 @@
 
 #include "autodiff/tape.h"
 #include "bprop/bprop.h"
+#include "expectations.h"
 
 using namespace bprop;
 
 namespace {
+
+using expectations::expect_error;
 
 // 0, 1, 2, ... shaped `shape`.
 Tensor seq(const Shape& shape, DType dtype = DType::Float64) {
@@ -34,18 +37,6 @@ void expect_grads(const Fn& fn, const std::vector<Tensor>& inputs) {
 }
 
 Tensor rnd(const Shape& shape, uint64_t seed) { return randn(shape, seed, DType::Float64); }
-
-// Runs body, expects an Error of `kind` whose message contains every fragment.
-void expect_error(ErrorKind kind, const std::function<void()>& body, std::initializer_list<const char*> fragments) {
-  try {
-    body();
-    ADD_FAILURE() << "no error thrown";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    for (const char* f : fragments) EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << e.what();
-  }
-  EXPECT_FALSE(autodiff::recording());
-}
 
 // Element (multi-index) access of a row-major value vector.
 struct Nd {
