@@ -414,8 +414,12 @@ export class Tensor {
   dataSync(): TypedData;
   /** The stored bits of a float16 / bfloat16 tensor (a copy); a ValueError for the other dtypes. */
   bits(): Uint16Array;
-  /** Nested arrays (a number or boolean for a 0-d tensor). */
-  toArray(): NestedArray;
+  /**
+   * Nested arrays (a number or boolean for a 0-d tensor). The rank is not known to the types, so the result is
+   * what you name, `t.toArray<number[][]>()`, and untyped (`any`) when you name nothing: `w.toArray().map(...)`
+   * compiles, as NestedArray's union would not let it.
+   */
+  toArray<T extends NestedArray = any>(): T;
   /** The only element of a one-element tensor. */
   item(): number;
   toString(maxElements?: number): string;

@@ -56,6 +56,27 @@ for (const e of examples) {
   });
 }
 
+test('every JavaScript example type-checks against the package\'s types (tsc --checkJs)', () => {
+  const tsc = join(root, 'node_modules', '.bin', 'tsc');
+  const dir = join(root, 'test-output', 'examples-types');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const e of examples) writeFileSync(join(dir, `${e.file.replace(/[/.]/g, '_')}_${e.line}.mjs`), e.code);
+  // (checkJs without strict: wrong names, arguments and options are errors; untyped helper parameters are not)
+  const compilerOptions = {
+    target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022', 'esnext.disposable', 'dom'],
+    allowJs: true, checkJs: true, noEmit: true, strict: false, types: [],
+  };
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.mjs'] }));
+  try {
+    execFileSync(tsc, ['-p', dir], { cwd: root, encoding: 'utf8' });
+  } catch (err) {
+    assert.fail(`tsc found errors in the Markdown's examples:\n${err.stdout}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the extraction: blocks, their lines and the promised output', () => {
   const md = 'text\n```js\nconsole.log(1 + 1);   // 2\nconst a = 1; // not printed\n```\n```sh\nls\n```\n';
   const blocks = jsBlocks(md);

@@ -30,6 +30,12 @@ async function main(): Promise<void> {
   const [value, grads]: [Tensor, Tensor] = bp.valueAndGrad((a: Tensor) => a.sum())(x);
   const [[out, aux], gList] = bp.valueAndGrad((a: Tensor, b: Tensor) => [a.sum(), b], { gradPosition: [1], hasAux: true })(x, x);
   const firstOfList: Tensor = gList[0];
+  // toArray: the nested arrays the caller names, or untyped when it names none
+  const matrix: number[][] = x.toArray<number[][]>();
+  const firsts: number[] = x.toArray().map((row: number[]) => row[0]);
+  // @ts-expect-error: what toArray gives is nested numbers or booleans
+  x.toArray<string[]>();
+  console.log(matrix.length, firsts.length);
   console.log(g0.shape, g01.length, gw2[1].length, auxGrad.shape, value.item(), grads.shape, out.shape, aux, firstOfList.shape);
   class MySquare extends bp.Cell {
     construct(t: Tensor): Tensor {
